@@ -1,0 +1,19 @@
+"""Exceptions raised for invalid input. Every layer raises these (or subclasses), so a caller can
+tell a user error from a harness bug. Messages say what was expected, what was given, and which
+assumption or formula requires it."""
+
+
+class DpverifyError(Exception):
+    """Base class of every user-facing error of dpverify."""
+
+
+class InvalidParameterError(DpverifyError, ValueError):
+    """A parameter outside the domain a paper's formula or theorem requires (eps <= 0, tau >= 1...)."""
+
+
+class InvalidGraphError(DpverifyError, ValueError):
+    """A network that violates an assumption: disconnected, asymmetric, not doubly stochastic..."""
+
+
+class InvalidDataError(DpverifyError, ValueError):
+    """Data with NaN/inf, mismatched dimensions, or values outside a declared bound."""

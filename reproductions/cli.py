@@ -1,0 +1,202 @@
+"""The `dpverify` command: list, check, reproduce, report, bench.
+
+Exit codes: 0 the harness ran (refuted claims are findings, not failures); 1 a harness error (a
+check crashed); 2 a user error (one line saying what is wrong and what was expected); 3 refuted
+claims under --strict.
+"""
+
+from __future__ import annotations
+
+import logging
+import sys
+import time
+from enum import StrEnum
+from pathlib import Path
+from typing import Annotated, Optional
+
+import typer
+from tqdm.auto import tqdm
+
+from algorithms.errors import DpverifyError
+from theory.claims import CheckCrashed, ClaimResult, Paper, Verdict, evaluate
+from theory.execution import DEFAULT_ROOT_SEED, CheckContext
+from theory.papers import get_paper, paper_ids
+
+app = typer.Typer(add_completion=False, no_args_is_help=True, pretty_exceptions_enable=False,
+                  help="Verify and reproduce papers on differentially private decentralized optimization.")
+
+DEFAULT_OUT = Path("reports")
+DEFAULT_CACHE = Path(".dpverify-cache")
+EXIT_HARNESS_ERROR, EXIT_USER_ERROR, EXIT_REFUTED = 1, 2, 3
+
+
+class Profile(StrEnum):
+    quick = "quick"
+    paper = "paper"
+
+
+class Backend(StrEnum):
+    local = "local"
+    dask = "dask"
+
+
+PaperArg = Annotated[Optional[str], typer.Argument(help="paper id (see `dpverify list`); all papers if omitted")]
+ProfileOpt = Annotated[Profile, typer.Option(help="quick: CI-sized runs; paper: the paper's sizes")]
+SeedOpt = Annotated[int, typer.Option(help="root seed; every task derives its generator from it and its key")]
+JobsOpt = Annotated[int, typer.Option("--jobs", "-j", min=1, help="local worker processes")]
+StrictOpt = Annotated[bool, typer.Option(help="exit with status 3 when a claim is refuted")]
+OutOpt = Annotated[Path, typer.Option(help="directory of the report, results and figures")]
+
+
+def _papers(paper_id: str | None) -> list[Paper]:
+    return [get_paper(p) for p in ([paper_id] if paper_id else paper_ids())]
+
+
+def _check_claims(paper: Paper, claim_id: str | None, context: CheckContext) -> list[ClaimResult]:
+    claims = [paper.claim(claim_id)] if claim_id else list(paper.claims)
+    results = []
+    with tqdm(claims, desc=f"{paper.id} claims", unit="claim", leave=False) as bar:
+        for claim in bar:
+            bar.set_postfix_str(claim.id.split("/", 1)[1])
+            results.append(evaluate(claim, context))
+    return results
+
+
+def _print_verdicts(results: list[ClaimResult]) -> None:
+    width = max(len(r.claim.id) for r in results)
+    for result in results:
+        colour = {"confirmed": "green", "refuted": "red", "inconclusive": "yellow"}.get(result.verdict, "white")
+        verdict = typer.style(f"{result.verdict:<12}", fg=colour, bold=True)
+        typer.echo(f"{result.claim.id:<{width}}  {verdict}  {result.summary[:160]}")
+
+
+def _finish(results: list[ClaimResult], strict: bool) -> None:
+    refuted = [r.claim.id for r in results if r.verdict == Verdict.REFUTED]
+    counts = {v: sum(r.verdict == v for r in results) for v in Verdict}
+    typer.echo(", ".join(f"{v}: {n}" for v, n in counts.items()))
+    if strict and refuted:
+        typer.echo(f"--strict: {len(refuted)} refuted claim(s): {', '.join(refuted)}", err=True)
+        raise typer.Exit(EXIT_REFUTED)
+
+
+@app.command("list")
+def list_command(paper: PaperArg = None) -> None:
+    """List papers, their claims (id, seed line, kind) and their experiments."""
+    from reproductions.experiments import experiments_of
+
+    for entry in _papers(paper):
+        typer.echo(typer.style(f"{entry.id}", bold=True) + f"  {entry.title}  ({entry.seed_file})")
+        for claim in entry.claims:
+            methods = ", ".join(sorted({str(c.method) for c in claim.checks})) or "not-run"
+            typer.echo(f"  {claim.id:<48} {claim.seed_line:<12} {claim.kind:<11} [{methods}]")
+        for experiment in experiments_of(entry.id):
+            typer.echo(f"  experiment {experiment.id:<37} {experiment.config_file.name}")
+
+
+@app.command()
+def check(paper: PaperArg = None,
+          claim: Annotated[Optional[str], typer.Option(help="one claim id, e.g. lemma-1 or zcdp-nfl/lemma-1")] = None,
+          profile: ProfileOpt = Profile.quick, seed: SeedOpt = DEFAULT_ROOT_SEED, jobs: JobsOpt = 1,
+          cache: Annotated[Path, typer.Option(help="result cache directory")] = DEFAULT_CACHE,
+          strict: StrictOpt = False) -> None:
+    """Run the theory checks of a paper (symbolic, ground truth, statistical), without the figures.
+    Claims about figures are reported not-run here: `dpverify reproduce` checks them."""
+    from reproductions.runner import Runner
+
+    if claim and not paper:
+        raise DpverifyError("--claim needs a PAPER argument (see `dpverify list`)")
+    runner = Runner(cache_directory=cache, jobs=jobs)
+    results = []
+    for entry in _papers(paper):
+        context = CheckContext(profile=str(profile), root_seed=seed, executor=runner)
+        results += _check_claims(entry, claim, context)
+    _print_verdicts(results)
+    _finish(results, strict)
+
+
+@app.command()
+def reproduce(paper: PaperArg = None,
+              figure: Annotated[Optional[str], typer.Option(help="one figure/experiment id, e.g. figure-1")] = None,
+              profile: ProfileOpt = Profile.quick, jobs: JobsOpt = 1,
+              backend: Annotated[Backend, typer.Option(help="local processes (joblib) or a Dask cluster")] = Backend.local,
+              scheduler: Annotated[Optional[str], typer.Option(help="Dask scheduler address for --backend dask")] = None,
+              out: OutOpt = DEFAULT_OUT,
+              cache: Annotated[Path, typer.Option(help="result cache directory")] = DEFAULT_CACHE,
+              seed: SeedOpt = DEFAULT_ROOT_SEED, strict: StrictOpt = False) -> None:
+    """Reproduce the figures, check every claim, and write the report (index.html, <paper>.md, summary.json)."""
+    from reproductions.experiments import experiments_of, find_experiment, run_experiment
+    from reproductions.report import paper_record, render_reports, write_summary
+    from reproductions.runner import Runner, environment_provenance
+
+    if figure and not paper:
+        raise DpverifyError("--figure needs a PAPER argument (see `dpverify list`)")
+    runner = Runner(cache_directory=cache, jobs=jobs, backend=str(backend), scheduler=scheduler)
+    out.mkdir(parents=True, exist_ok=True)
+    all_results = []
+    for entry in _papers(paper):
+        started = time.perf_counter()
+        experiments = [find_experiment(entry.id, figure)] if figure else experiments_of(entry.id)
+        runs = []
+        for experiment in experiments:
+            typer.echo(f"{entry.id}: reproducing {experiment.id} ({profile} profile)", err=True)
+            runs.append(run_experiment(experiment, str(profile), runner, seed, out))
+        context = CheckContext(profile=str(profile), root_seed=seed, executor=runner,
+                               experiments={run.experiment.id: run.results for run in runs})
+        results = _check_claims(entry, None, context)
+        all_results += results
+        provenance = {**environment_provenance(), "root_seed": seed, "jobs": jobs, "backend": str(backend),
+                      "tasks_computed": runner.computed}
+        write_summary(out, paper_record(entry, results, [run.record for run in runs], profile=str(profile),
+                                        figures_dir=out / "figures", provenance=provenance,
+                                        seconds=time.perf_counter() - started))
+    paths = render_reports(out)
+    _print_verdicts(all_results)
+    typer.echo("report: " + ", ".join(str(p) for p in paths))
+    _finish(all_results, strict)
+
+
+@app.command()
+def report(out: OutOpt = DEFAULT_OUT) -> None:
+    """Re-render index.html and the Markdown reports from OUT/summary.json (no recomputation)."""
+    from reproductions.report import render_reports
+
+    for path in render_reports(out):
+        typer.echo(str(path))
+
+
+@app.command()
+def bench(replicas: Annotated[int, typer.Option(min=1)] = 100,
+          iterations: Annotated[int, typer.Option(min=1)] = 200) -> None:
+    """Measure speed: zCDP-NFL iterations per second at 50 clients, dimension 8, batched replicas,
+    against a straightforward per-client Python loop (target: at least 20x)."""
+    from reproductions.bench import run_benchmarks
+
+    run_benchmarks(replicas=replicas, iterations=iterations, echo=typer.echo)
+
+
+def main() -> None:
+    logging.basicConfig(level=logging.WARNING, format="%(levelname)s: %(message)s")
+    try:
+        app(standalone_mode=False)
+    except DpverifyError as error:
+        typer.echo(f"error: {error}", err=True)
+        sys.exit(EXIT_USER_ERROR)
+    except CheckCrashed as error:
+        typer.echo(f"harness error: {error}", err=True)
+        sys.exit(EXIT_HARNESS_ERROR)
+    except typer.Exit as done:
+        sys.exit(done.exit_code)
+    except (typer.Abort, KeyboardInterrupt):
+        typer.echo("interrupted; finished tasks are cached and the next run resumes", err=True)
+        sys.exit(130)
+    except Exception as error:  # click usage errors carry their own exit code
+        import click
+
+        if isinstance(error, click.ClickException):
+            error.show()
+            sys.exit(EXIT_USER_ERROR)
+        raise
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,88 @@
+"""Experiments (one per figure or table) and how to run one: config -> tasks -> results -> figure."""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from algorithms.errors import DpverifyError
+from reproductions.params import ExperimentConfig, load_experiment
+from reproductions.report import jsonable, save_figure, write_parquet
+from reproductions.runner import Runner, environment_provenance
+from theory.execution import Task
+
+EXPERIMENT_MODULES = {"zcdp-nfl": "reproductions.zcdp_nfl"}
+
+
+class UnknownExperimentError(DpverifyError, KeyError):
+    def __str__(self) -> str:
+        return str(self.args[0])
+
+
+@dataclass(frozen=True)
+class FigureOutput:
+    panels: dict[str, Any]           # panel name -> matplotlib Figure
+    observed: str                    # what our run shows, in words, with numbers
+    table: pd.DataFrame | None = None
+
+
+@dataclass(frozen=True)
+class Experiment:
+    id: str
+    paper: str
+    config_file: Path
+    build_tasks: Callable[[ExperimentConfig], list[Task]]
+    summarize: Callable[[ExperimentConfig, pd.DataFrame], FigureOutput]
+
+    def config(self, profile: str) -> ExperimentConfig:
+        return load_experiment(self.config_file, profile)
+
+
+@dataclass
+class ExperimentRun:
+    experiment: Experiment
+    config: ExperimentConfig
+    results: pd.DataFrame
+    record: dict[str, Any] = field(default_factory=dict)
+
+
+def experiments_of(paper_id: str) -> list[Experiment]:
+    if paper_id not in EXPERIMENT_MODULES:
+        return []
+    return list(importlib.import_module(EXPERIMENT_MODULES[paper_id]).EXPERIMENTS)
+
+
+def find_experiment(paper_id: str, experiment_id: str) -> Experiment:
+    for experiment in experiments_of(paper_id):
+        if experiment.id == experiment_id:
+            return experiment
+    known = ", ".join(e.id for e in experiments_of(paper_id)) or "none"
+    raise UnknownExperimentError(f"unknown figure/experiment {experiment_id!r} for paper {paper_id!r}; known: {known}")
+
+
+def run_experiment(experiment: Experiment, profile: str, runner: Runner, root_seed: int, out_dir: Path) -> ExperimentRun:
+    """Run the tasks (cached), store the results as Parquet with provenance, draw the figure."""
+    config = experiment.config(profile)
+    tasks = experiment.build_tasks(config)
+    results = pd.concat(runner(tasks, root_seed), ignore_index=True)
+    slug = f"{experiment.paper}__{experiment.id}__{profile}"
+    results_path = out_dir / "results" / f"{slug}.parquet"
+    provenance = {**environment_provenance(), "experiment": experiment.id, "profile": profile,
+                  "root_seed": str(root_seed), "parameters": str(jsonable(config.values())),
+                  "task_keys": str([t.key for t in tasks])}
+    write_parquet(results, results_path, provenance)
+    output = experiment.summarize(config, results)
+    images = {name: save_figure(figure, out_dir / "figures" / f"{slug}__{name}.png")
+              for name, figure in output.panels.items()}
+    record = {"id": experiment.id, "title": config.title, "seed_line": config.seed_line,
+              "paper_says": config.paper_says, "observed": output.observed, "images": images,
+              "results": str(results_path.relative_to(out_dir)),
+              "parameters": [{"name": p.name, "value": jsonable(p.value), "source": p.source, "note": p.note}
+                             for p in config.parameters.values()],
+              "table": jsonable(output.table.to_dict(orient="records")) if output.table is not None else None}
+    return ExperimentRun(experiment, config, results, record)

@@ -1,0 +1,231 @@
+"""Publish verdicts: `summary.json` (the record), `<paper>.md` and a self-contained `index.html`.
+
+Everything is rendered from the JSON summary, so `dpverify report` re-renders without
+recomputing. Figures are PNG files under `figures/`; the HTML embeds them (base64) so it opens
+from disk anywhere; the Markdown links them.
+"""
+
+from __future__ import annotations
+
+import base64
+import html
+import io
+import json
+import math
+from collections import Counter
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from theory.claims import ClaimResult, Paper, Verdict
+
+VERDICT_ORDER = [Verdict.REFUTED, Verdict.INCONCLUSIVE, Verdict.NOT_RUN, Verdict.CONFIRMED]
+VERDICT_COLOURS = {"confirmed": "#1a7f37", "refuted": "#cf222e", "inconclusive": "#9a6700", "not-run": "#6e7781"}
+VERDICT_SYMBOLS = {"confirmed": "✔", "refuted": "✘", "inconclusive": "?", "not-run": "–"}
+
+
+def jsonable(value: Any) -> Any:
+    """numpy scalars/arrays and non-finite floats to plain JSON values."""
+    if isinstance(value, dict):
+        return {str(k): jsonable(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [jsonable(v) for v in value]
+    if isinstance(value, np.ndarray):
+        return jsonable(value.tolist())
+    if isinstance(value, (np.floating, float)):
+        value = float(value)
+        return value if math.isfinite(value) else str(value)
+    if isinstance(value, (np.integer,)):
+        return int(value)
+    if isinstance(value, (np.bool_,)):
+        return bool(value)
+    if value is None or isinstance(value, (str, int, bool)):
+        return value
+    return str(value)
+
+
+def save_figure(figure: Any, path: Path) -> str:
+    """Write a matplotlib Figure as PNG and close it; returns the path relative to the report."""
+    import matplotlib.pyplot as plt
+
+    path.parent.mkdir(parents=True, exist_ok=True)
+    figure.savefig(path, format="png", dpi=110, bbox_inches="tight")
+    plt.close(figure)
+    return f"{path.parent.name}/{path.name}"
+
+
+def claim_record(result: ClaimResult, figures_dir: Path) -> dict[str, Any]:
+    claim = result.claim
+    checks = []
+    for check in result.results:
+        figure = None
+        if check.evidence.figure is not None:
+            slug = f"{claim.id}-{check.check}".replace("/", "__").replace(" ", "_")
+            figure = save_figure(check.evidence.figure, figures_dir / f"{slug}.png")
+        checks.append({"name": check.check, "method": str(check.method), "verdict": str(check.verdict),
+                       "summary": check.evidence.summary, "values": jsonable(dict(check.evidence.values)),
+                       "seconds": round(check.seconds, 3), "figure": figure})
+    return {"id": claim.id, "kind": claim.kind, "seed_line": claim.seed_line, "title": claim.title,
+            "statement": claim.statement, "verdict": str(result.verdict),
+            "not_run_reason": claim.not_run_reason if not result.results else "", "checks": checks}
+
+
+def paper_record(paper: Paper, results: list[ClaimResult], figures: list[dict[str, Any]], *, profile: str,
+                 figures_dir: Path, provenance: dict[str, Any], seconds: float) -> dict[str, Any]:
+    claims = [claim_record(r, figures_dir) for r in results]
+    counts = Counter(c["verdict"] for c in claims)
+    return {"id": paper.id, "title": paper.title, "seed_file": paper.seed_file, "profile": profile,
+            "generated": datetime.now(timezone.utc).isoformat(timespec="seconds"), "seconds": round(seconds, 1),
+            "counts": {str(v): counts.get(str(v), 0) for v in VERDICT_ORDER}, "claims": claims,
+            "figures": jsonable(figures), "provenance": jsonable(provenance)}
+
+
+def write_summary(out_dir: Path, record: dict[str, Any]) -> Path:
+    """Merge one paper's record into OUT/summary.json (other papers' records are kept)."""
+    path = out_dir / "summary.json"
+    summary = json.loads(path.read_text()) if path.exists() else {"papers": {}}
+    summary["papers"][record["id"]] = record
+    path.write_text(json.dumps(summary, indent=2, sort_keys=False))
+    return path
+
+
+def _markdown_table(rows: list[list[str]], header: list[str]) -> str:
+    def cell(text: str) -> str:
+        return str(text).replace("|", "\\|").replace("\n", " ")
+
+    lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
+    lines += ["| " + " | ".join(cell(c) for c in row) + " |" for row in rows]
+    return "\n".join(lines)
+
+
+def render_markdown(record: dict[str, Any]) -> str:
+    counts = record["counts"]
+    out = [f"# {record['title']}", "",
+           f"Paper `{record['seed_file']}` · profile `{record['profile']}` · generated {record['generated']} "
+           f"· {record['seconds']} s", "",
+           "**Verdicts:** " + ", ".join(f"{VERDICT_SYMBOLS[k]} {k}: {v}" for k, v in counts.items()), "",
+           "A refuted claim is a finding with its evidence; `not-run` says why; an audit that finds no "
+           "violation says \"not refuted at N samples\", never \"private\".", "", "## Claims", ""]
+    rows = [[f"`{c['id']}`", c["seed_line"], c["title"], f"{VERDICT_SYMBOLS[c['verdict']]} **{c['verdict']}**",
+             "; ".join(f"{k['name']} ({k['method']}): {k['summary']}" for k in c["checks"]) or c["not_run_reason"]]
+            for c in record["claims"]]
+    out += [_markdown_table(rows, ["claim", "line", "statement", "verdict", "evidence"]), ""]
+    out += ["## Claim details", ""]
+    for claim in record["claims"]:
+        out += [f"### `{claim['id']}` — {claim['verdict']}", "", f"*{claim['seed_line']}* — {claim['statement']}", ""]
+        if not claim["checks"]:
+            out += [f"Not run: {claim['not_run_reason']}", ""]
+        for check in claim["checks"]:
+            out += [f"- **{check['name']}** ({check['method']}, {check['seconds']} s): {check['verdict']} — "
+                    f"{check['summary']}"]
+            for key, value in check["values"].items():
+                out.append(f"    - `{key}` = {json.dumps(value) if not isinstance(value, str) else value}")
+            if check["figure"]:
+                out.append(f"\n    ![{check['name']}]({check['figure']})")
+        out.append("")
+    if record["figures"]:
+        out += ["## Figures", ""]
+    for figure in record["figures"]:
+        out += [f"### {figure['id']}: {figure['title']} ({figure['seed_line']})", "",
+                f"**What the paper says:** {figure['paper_says']}", "", f"**What our run shows:** {figure['observed']}", ""]
+        out += [f"![{figure['id']} {name}]({path})" for name, path in figure["images"].items()] + [""]
+        rows = [[p["name"], f"`{p['value']}`", p["source"], p["note"]] for p in figure["parameters"]]
+        out += [_markdown_table(rows, ["parameter", "value", "source", "line / why"]), ""]
+        out += [f"Results: `{figure['results']}`", ""]
+    out += ["## Provenance", "", "```json", json.dumps(record["provenance"], indent=2), "```", ""]
+    return "\n".join(out)
+
+
+CSS = """
+body{font-family:system-ui,-apple-system,Segoe UI,sans-serif;margin:2rem auto;max-width:1200px;padding:0 1rem;color:#1f2328}
+h1{font-size:1.6rem} h2{border-bottom:1px solid #d0d7de;padding-bottom:.3rem;margin-top:2rem}
+table{border-collapse:collapse;width:100%;font-size:.9rem;margin:.5rem 0}
+th,td{border:1px solid #d0d7de;padding:.35rem .5rem;vertical-align:top;text-align:left}
+th{background:#f6f8fa} .badge{color:#fff;border-radius:1em;padding:.1rem .6rem;font-weight:600;white-space:nowrap}
+.counts span{margin-right:1rem;font-size:1.05rem} details{margin:.2rem 0} code{font-size:.85rem}
+.figure{display:flex;flex-wrap:wrap;gap:1rem;align-items:flex-start} .figure img{max-width:560px;border:1px solid #d0d7de}
+.default{background:#fff8c5} .note{color:#57606a;font-size:.9rem}
+"""
+
+
+def _badge(verdict: str) -> str:
+    return (f'<span class="badge" style="background:{VERDICT_COLOURS[verdict]}">'
+            f'{VERDICT_SYMBOLS[verdict]} {html.escape(verdict)}</span>')
+
+
+def _image(out_dir: Path, relative: str) -> str:
+    data = base64.b64encode((out_dir / relative).read_bytes()).decode()
+    return f'<img alt="{html.escape(relative)}" src="data:image/png;base64,{data}">'
+
+
+def _render_paper_html(record: dict[str, Any], out_dir: Path) -> str:
+    e = html.escape
+    parts = [f'<h2 id="{e(record["id"])}">{e(record["title"])}</h2>',
+             f'<p class="note">Paper <code>{e(record["seed_file"])}</code> · profile <code>{e(record["profile"])}</code>'
+             f' · generated {e(record["generated"])} · {record["seconds"]} s</p>',
+             '<p class="counts">' + "".join(f"<span>{_badge(k)} {v}</span>" for k, v in record["counts"].items()) + "</p>",
+             "<table><tr><th>claim</th><th>line</th><th>statement</th><th>verdict</th><th>evidence</th></tr>"]
+    for claim in sorted(record["claims"], key=lambda c: [str(v) for v in VERDICT_ORDER].index(c["verdict"])):
+        details = []
+        for check in claim["checks"]:
+            values = "".join(f"<tr><td><code>{e(k)}</code></td><td><code>{e(json.dumps(v))}</code></td></tr>"
+                             for k, v in check["values"].items())
+            image = _image(out_dir, check["figure"]) if check["figure"] else ""
+            details.append(f"<details><summary>{_badge(check['verdict'])} <b>{e(check['name'])}</b> "
+                           f"({e(check['method'])}): {e(check['summary'])}</summary>"
+                           f"<table>{values}</table>{image}</details>")
+        evidence = "".join(details) or f"<i>not run:</i> {e(claim['not_run_reason'])}"
+        parts.append(f"<tr><td><code>{e(claim['id'])}</code></td><td>{e(claim['seed_line'])}</td>"
+                     f"<td><b>{e(claim['title'])}</b><br><span class='note'>{e(claim['statement'])}</span></td>"
+                     f"<td>{_badge(claim['verdict'])}</td><td>{evidence}</td></tr>")
+    parts.append("</table>")
+    for figure in record["figures"]:
+        parts.append(f"<h3>{e(figure['id'])}: {e(figure['title'])} <span class='note'>({e(figure['seed_line'])})</span></h3>")
+        parts.append(f"<p><b>What the paper says:</b> {e(figure['paper_says'])}</p>"
+                     f"<p><b>What our run shows:</b> {e(figure['observed'])}</p>")
+        parts.append('<div class="figure">' + "".join(_image(out_dir, p) for p in figure["images"].values()) + "</div>")
+        rows = "".join(f"<tr class='{'default' if p['source'] == 'default' else ''}'><td>{e(p['name'])}</td>"
+                       f"<td><code>{e(json.dumps(p['value']))}</code></td><td>{e(p['source'])}</td><td>{e(p['note'])}</td></tr>"
+                       for p in figure["parameters"])
+        parts.append(f"<details><summary>parameters (defaults highlighted)</summary><table><tr><th>parameter</th>"
+                     f"<th>value</th><th>source</th><th>line / why</th></tr>{rows}</table></details>"
+                     f"<p class='note'>results: <code>{e(figure['results'])}</code></p>")
+    parts.append(f"<details><summary>provenance</summary><pre>{e(json.dumps(record['provenance'], indent=2))}</pre></details>")
+    return "\n".join(parts)
+
+
+def render_html(summary: dict[str, Any], out_dir: Path) -> str:
+    papers = summary["papers"].values()
+    toc = "".join(f'<li><a href="#{html.escape(p["id"])}">{html.escape(p["title"])}</a> — '
+                  + " ".join(f"{_badge(k)} {v}" for k, v in p["counts"].items()) + "</li>" for p in papers)
+    body = "\n".join(_render_paper_html(p, out_dir) for p in papers)
+    return (f"<!DOCTYPE html><html><head><meta charset='utf-8'><title>dpverify report</title><style>{CSS}</style>"
+            f"</head><body><h1>dpverify — verification report</h1><p class='note'>One verdict per claim: "
+            f"confirmed, refuted (with the counterexample or the significant violation), inconclusive (with why), "
+            f"not-run (with why).</p><ul>{toc}</ul>{body}</body></html>")
+
+
+def render_reports(out_dir: Path) -> list[Path]:
+    """(Re-)render index.html and one Markdown file per paper from OUT/summary.json."""
+    summary_path = out_dir / "summary.json"
+    if not summary_path.exists():
+        from algorithms.errors import DpverifyError
+
+        raise DpverifyError(f"no {summary_path} to render; run `dpverify reproduce` or `dpverify check` first")
+    summary = json.loads(summary_path.read_text())
+    written = []
+    for record in summary["papers"].values():
+        path = out_dir / f"{record['id'].replace('-', '_')}.md"
+        path.write_text(render_markdown(record))
+        written.append(path)
+    index = out_dir / "index.html"
+    index.write_text(render_html(summary, out_dir))
+    return [index, *written, summary_path]
+
+
+def figure_to_png_bytes(figure: Any) -> bytes:
+    buffer = io.BytesIO()
+    figure.savefig(buffer, format="png", dpi=110, bbox_inches="tight")
+    return buffer.getvalue()

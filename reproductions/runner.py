@@ -1,0 +1,198 @@
+"""Run seeded tasks through joblib (local processes) or Dask, with a content-hash cache.
+
+Every task result is a pandas DataFrame stored as one Parquet file named by the task's content
+hash (key, function, parameters, root seed), written atomically as soon as the task finishes. A
+rerun recomputes nothing; an interrupted run resumes where it stopped; a corrupt or partial entry
+is moved aside (never silently reused, never deleted) and recomputed. Seeds come from the task key
+(theory.execution.task_seed_sequence), so the numbers do not depend on the back end or on --jobs.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+import logging
+import os
+import platform
+import subprocess
+import tempfile
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from importlib import metadata
+from pathlib import Path
+
+import joblib
+import pandas as pd
+import pyarrow as pa
+import pyarrow.parquet as pq
+from tqdm.auto import tqdm
+
+from algorithms.errors import DpverifyError
+from theory.execution import Task, run_task, task_seed_sequence
+
+log = logging.getLogger("dpverify.runner")
+
+PROVENANCE_KEY = b"dpverify.provenance"
+TRACKED_PACKAGES = ("numpy", "scipy", "sympy", "cvxpy", "networkx", "statsmodels", "pandas", "pyarrow", "joblib")
+
+
+class RunnerError(DpverifyError):
+    """The runner was misconfigured (unknown back end, missing scheduler, Dask not installed)."""
+
+
+@functools.cache
+def environment_provenance() -> dict[str, str]:
+    """Where the numbers came from: git commit, Python, platform and package versions."""
+    try:
+        commit = subprocess.run(
+            ["git", "rev-parse", "HEAD"], capture_output=True, text=True, check=True,
+            cwd=Path(__file__).resolve().parent,
+        ).stdout.strip()
+    except (OSError, subprocess.CalledProcessError):
+        commit = "unknown (not a git checkout)"
+    versions = {}
+    for package in TRACKED_PACKAGES:
+        try:
+            versions[package] = metadata.version(package)
+        except metadata.PackageNotFoundError:
+            versions[package] = "not installed"
+    return {"git_commit": commit, "python": platform.python_version(), "platform": platform.platform(),
+            "packages": json.dumps(versions, sort_keys=True)}
+
+
+def task_provenance(task: Task, root_seed: int) -> dict[str, str]:
+    seed = task_seed_sequence(root_seed, task.key)
+    return {
+        **environment_provenance(),
+        "task_key": task.key,
+        "function": task.function_name,
+        "params": json.dumps(dict(task.params), sort_keys=True, default=str),
+        "root_seed": str(root_seed),
+        "seed_spawn_key": json.dumps(list(seed.spawn_key)),
+        "content_hash": task.content_hash(root_seed),
+    }
+
+
+def write_parquet(frame: pd.DataFrame, path: Path, provenance: dict[str, str]) -> None:
+    """Atomic write: a crash mid-write leaves a temp file, never a truncated entry under `path`."""
+    table = pa.Table.from_pandas(frame, preserve_index=False)
+    metadata_ = dict(table.schema.metadata or {})
+    metadata_[PROVENANCE_KEY] = json.dumps(provenance, sort_keys=True).encode()
+    table = table.replace_schema_metadata(metadata_)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    handle, temporary = tempfile.mkstemp(dir=path.parent, suffix=".tmp")
+    os.close(handle)
+    try:
+        pq.write_table(table, temporary)
+        os.replace(temporary, path)
+    finally:
+        if os.path.exists(temporary):
+            os.remove(temporary)
+
+
+def read_provenance(path: Path) -> dict[str, str]:
+    raw = pq.read_schema(path).metadata or {}
+    return json.loads(raw[PROVENANCE_KEY]) if PROVENANCE_KEY in raw else {}
+
+
+@dataclass
+class ResultCache:
+    directory: Path
+
+    def path(self, content_hash: str) -> Path:
+        return self.directory / content_hash[:2] / f"{content_hash}.parquet"
+
+    def load(self, task: Task, root_seed: int) -> pd.DataFrame | None:
+        content_hash = task.content_hash(root_seed)
+        path = self.path(content_hash)
+        if not path.exists():
+            return None
+        try:
+            if read_provenance(path).get("content_hash") != content_hash:
+                raise ValueError("content hash in the file does not match its name")
+            return pq.read_table(path).to_pandas()
+        except Exception as error:  # any unreadable entry is quarantined and recomputed
+            quarantine = path.with_suffix(".corrupt")
+            os.replace(path, quarantine)
+            log.warning("cache entry for task %s was corrupt (%s); moved to %s and recomputing",
+                        task.key, error, quarantine)
+            return None
+
+    def store(self, task: Task, root_seed: int, frame: pd.DataFrame) -> None:
+        write_parquet(frame, self.path(task.content_hash(root_seed)), task_provenance(task, root_seed))
+
+
+def _run_indexed(index: int, task: Task, root_seed: int) -> tuple[int, pd.DataFrame]:
+    return index, run_task(task, root_seed)
+
+
+@dataclass
+class Runner:
+    """A map-like executor for theory.execution.CheckContext and for experiments."""
+
+    cache_directory: Path | None = None
+    jobs: int = 1
+    backend: str = "local"
+    scheduler: str | None = None
+    show_progress: bool = True
+    computed: int = field(default=0, init=False)  # tasks actually computed (not from cache)
+
+    def __post_init__(self) -> None:
+        if self.backend not in ("local", "dask"):
+            raise RunnerError(f"unknown backend {self.backend!r}; expected 'local' or 'dask'")
+        if self.jobs < 1:
+            raise RunnerError(f"--jobs must be >= 1; got {self.jobs}")
+
+    @property
+    def cache(self) -> ResultCache | None:
+        return ResultCache(self.cache_directory) if self.cache_directory is not None else None
+
+    def __call__(self, tasks: Sequence[Task], root_seed: int) -> list[pd.DataFrame]:
+        keys = [task.key for task in tasks]
+        if len(set(keys)) != len(keys):
+            raise RunnerError("task keys must be unique (they seed the tasks)")
+        results: dict[int, pd.DataFrame] = {}
+        if self.cache is not None:
+            for index, task in enumerate(tasks):
+                cached = self.cache.load(task, root_seed)
+                if cached is not None:
+                    results[index] = cached
+        pending = [index for index in range(len(tasks)) if index not in results]
+        if pending:
+            run = self._run_dask if self.backend == "dask" else self._run_local
+            # results arrive as tasks finish and are stored at once: an interrupted run resumes
+            for index, frame in run([(i, tasks[i]) for i in pending], root_seed):
+                if self.cache is not None:
+                    self.cache.store(tasks[index], root_seed, frame)
+                results[index] = frame
+                self.computed += 1
+        return [results[index] for index in range(len(tasks))]
+
+    def _progress(self, total: int, description: str):
+        return tqdm(total=total, desc=description, disable=not self.show_progress, leave=False, unit="task")
+
+    def _run_local(self, indexed_tasks, root_seed):
+        with self._progress(len(indexed_tasks), "tasks") as bar:
+            if self.jobs == 1:
+                outputs = (_run_indexed(index, task, root_seed) for index, task in indexed_tasks)
+            else:
+                parallel = joblib.Parallel(n_jobs=self.jobs, return_as="generator_unordered")
+                outputs = parallel(joblib.delayed(_run_indexed)(i, t, root_seed) for i, t in indexed_tasks)
+            for index, frame in outputs:
+                yield index, frame
+                bar.update()
+
+    def _run_dask(self, indexed_tasks, root_seed):
+        if not self.scheduler:
+            raise RunnerError("--backend dask needs --scheduler ADDRESS (e.g. tcp://127.0.0.1:8786)")
+        try:
+            from distributed import Client, as_completed
+        except ImportError as error:
+            raise RunnerError("the Dask back end needs the 'dask' extra: pip install 'dpverify[dask]'") from error
+        indices, tasks = zip(*indexed_tasks)
+        with Client(self.scheduler) as client, self._progress(len(tasks), "tasks (dask)") as bar:
+            futures = client.map(_run_indexed, indices, tasks, root_seed=root_seed,
+                                 key=[f"dpverify-{t.content_hash(root_seed)}" for t in tasks])
+            for future in as_completed(futures):
+                yield future.result()
+                bar.update()

@@ -1,0 +1,54 @@
+"""Experiment TOML: every value attributed; profiles override as labelled defaults; bad files fail."""
+
+import pytest
+
+from algorithms.errors import InvalidParameterError
+from reproductions.params import load_experiment
+
+GOOD = """
+[experiment]
+id = "figure-9"
+title = "t"
+seed_line = "L1"
+paper_says = "s"
+
+[parameters.num_agents]
+value = 50
+source = "paper"
+line = "L304"
+
+[parameters.tau]
+value = 0.99
+source = "default"
+why = "not given"
+
+[profiles.quick]
+num_agents = 10
+"""
+
+
+def write(tmp_path, text):
+    path = tmp_path / "experiment.toml"
+    path.write_text(text)
+    return path
+
+
+def test_profiles_and_provenance(tmp_path):
+    path = write(tmp_path, GOOD)
+    paper = load_experiment(path, "paper")
+    assert paper["num_agents"] == 50 and paper.parameters["num_agents"].source == "paper"
+    assert paper.parameters["num_agents"].note == "L304"
+    quick = load_experiment(path, "quick")
+    assert quick["num_agents"] == 10
+    assert quick.parameters["num_agents"].source == "default"
+    assert "quick profile" in quick.parameters["num_agents"].note and "50" in quick.parameters["num_agents"].note
+    assert [p.name for p in quick.defaults()] == ["num_agents", "tau"]
+
+
+def test_unattributed_value_and_unknown_profile_rejected(tmp_path):
+    with pytest.raises(InvalidParameterError, match="source"):
+        load_experiment(write(tmp_path, GOOD.replace('line = "L304"', "")), "paper")
+    with pytest.raises(InvalidParameterError, match="unknown profile"):
+        load_experiment(write(tmp_path, GOOD), "huge")
+    with pytest.raises(InvalidParameterError, match="undeclared"):
+        load_experiment(write(tmp_path, GOOD + "rho = 3\n"), "quick")

@@ -1,0 +1,112 @@
+"""Runner: seeding independent of back end and worker count, content-hash cache, resume, corrupt
+entries quarantined, Parquet provenance, Dask identical to the local run."""
+
+import json
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from reproductions.runner import ResultCache, Runner, RunnerError, read_provenance
+from theory.execution import Task, serial_executor, task_seed_sequence
+
+ROOT_SEED = 12345
+CALLS = []
+
+
+def gaussian_sample_mean(rng, size, shift):
+    """A tiny seeded task: its numbers depend only on the task's key and the root seed."""
+    CALLS.append(size)
+    draws = rng.standard_normal(size) + shift
+    return pd.DataFrame({"mean": [draws.mean()], "first": [draws[0]], "size": [size]})
+
+
+def make_tasks(count=6):
+    return [Task(f"demo/task-{i}", gaussian_sample_mean, {"size": 50 + i, "shift": float(i)}) for i in range(count)]
+
+
+def test_seed_depends_on_key_and_root_only():
+    first = np.random.default_rng(task_seed_sequence(ROOT_SEED, "a")).standard_normal(3)
+    again = np.random.default_rng(task_seed_sequence(ROOT_SEED, "a")).standard_normal(3)
+    other = np.random.default_rng(task_seed_sequence(ROOT_SEED, "b")).standard_normal(3)
+    assert np.array_equal(first, again)
+    assert not np.allclose(first, other)
+
+
+def test_parallel_equals_serial_and_reference_values():
+    tasks = make_tasks()
+    serial = serial_executor(tasks, ROOT_SEED)
+    parallel = Runner(jobs=2, show_progress=False)(tasks, ROOT_SEED)
+    for a, b in zip(serial, parallel):
+        pd.testing.assert_frame_equal(a, b)
+    # the value is the task's own draw: recompute it by hand from the documented seeding
+    rng = np.random.default_rng(task_seed_sequence(ROOT_SEED, "demo/task-2"))
+    assert parallel[2]["mean"].iloc[0] == pytest.approx((rng.standard_normal(52) + 2.0).mean(), abs=0)
+
+
+def test_cache_makes_rerun_compute_nothing_and_resumes(tmp_path):
+    tasks = make_tasks()
+    first = Runner(cache_directory=tmp_path, show_progress=False)
+    first(tasks[:3], ROOT_SEED)                     # an "interrupted" run: half the tasks done
+    assert first.computed == 3
+    resumed = Runner(cache_directory=tmp_path, show_progress=False)
+    results = resumed(tasks, ROOT_SEED)
+    assert resumed.computed == 3                    # only the missing half
+    rerun = Runner(cache_directory=tmp_path, show_progress=False)
+    again = rerun(tasks, ROOT_SEED)
+    assert rerun.computed == 0
+    for a, b in zip(results, again):
+        pd.testing.assert_frame_equal(a, b)
+
+
+def test_parquet_provenance(tmp_path):
+    task = make_tasks(1)[0]
+    Runner(cache_directory=tmp_path, show_progress=False)([task], ROOT_SEED)
+    path = ResultCache(tmp_path).path(task.content_hash(ROOT_SEED))
+    provenance = read_provenance(path)
+    assert provenance["task_key"] == "demo/task-0"
+    assert json.loads(provenance["params"]) == {"size": 50, "shift": 0.0}
+    assert provenance["root_seed"] == str(ROOT_SEED)
+    assert "numpy" in json.loads(provenance["packages"])
+    assert provenance["git_commit"]
+
+
+def test_corrupt_and_partial_entries_are_quarantined_and_recomputed(tmp_path, caplog):
+    tasks = make_tasks(2)
+    reference = Runner(cache_directory=tmp_path, show_progress=False)(tasks, ROOT_SEED)
+    cache = ResultCache(tmp_path)
+    corrupt = cache.path(tasks[0].content_hash(ROOT_SEED))
+    corrupt.write_bytes(b"PAR1 truncated garbage")
+    partial = cache.path(tasks[1].content_hash(ROOT_SEED))
+    partial.write_bytes(partial.read_bytes()[:40])
+    runner = Runner(cache_directory=tmp_path, show_progress=False)
+    with caplog.at_level("WARNING"):
+        results = runner(tasks, ROOT_SEED)
+    assert runner.computed == 2
+    assert corrupt.with_suffix(".corrupt").exists() and partial.with_suffix(".corrupt").exists()
+    assert "corrupt" in caplog.text
+    for a, b in zip(reference, results):
+        pd.testing.assert_frame_equal(a, b)
+
+
+def test_bad_configuration_is_a_clear_error():
+    with pytest.raises(RunnerError, match="unknown backend"):
+        Runner(backend="spark")
+    with pytest.raises(RunnerError, match="--scheduler"):
+        Runner(backend="dask", show_progress=False)(make_tasks(1), ROOT_SEED)
+    with pytest.raises(RunnerError, match="unique"):
+        Runner(show_progress=False)(make_tasks(1) * 2, ROOT_SEED)
+
+
+def test_dask_backend_matches_local_run(tmp_path):
+    distributed = pytest.importorskip("distributed")
+    tasks = make_tasks()
+    local = Runner(show_progress=False)(tasks, ROOT_SEED)
+    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
+                                  dashboard_address=None) as cluster:
+        runner = Runner(backend="dask", scheduler=cluster.scheduler_address,
+                        cache_directory=tmp_path, show_progress=False)
+        remote = runner(tasks, ROOT_SEED)
+    assert runner.computed == len(tasks)
+    for a, b in zip(local, remote):
+        pd.testing.assert_frame_equal(a, b)

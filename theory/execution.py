@@ -1,0 +1,90 @@
+"""What a check may ask of the layer above it: many seeded runs, and experiment results.
+
+theory/ knows nothing about files, caches or parallel back ends. A check that needs many
+simulations describes them as `Task`s and hands them to `context.run_tasks`, a map-like executor
+supplied from above (reproductions.runner adds processes, Dask and a content-hash cache). The
+default executor runs them here, serially, with the same seeding, so a check gives the same
+numbers whichever executor runs it.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+DEFAULT_ROOT_SEED = 20240221  # default: the date of the zCDP-NFL preprint (seeds/004 L2); any fixed value works
+
+
+@dataclass(frozen=True)
+class Task:
+    """One seeded unit of work. `function(rng=..., **params)` must be a module-level function
+    returning a pandas DataFrame; `params` must be JSON-serializable (they are hashed and stored)."""
+
+    key: str
+    function: Callable[..., pd.DataFrame]
+    params: Mapping[str, Any]
+
+    @property
+    def function_name(self) -> str:
+        return f"{self.function.__module__}.{self.function.__qualname__}"
+
+    def content_hash(self, root_seed: int) -> str:
+        payload = json.dumps(
+            {"key": self.key, "function": self.function_name, "params": self.params, "root_seed": root_seed},
+            sort_keys=True,
+            default=str,
+        )
+        return hashlib.sha256(payload.encode()).hexdigest()
+
+
+def task_seed_sequence(root_seed: int, key: str) -> np.random.SeedSequence:
+    """The task's seed: a SeedSequence from the root seed and a stable hash of the task key, so the
+    numbers depend on neither the order of tasks nor the number of workers."""
+    digest = hashlib.sha256(key.encode()).digest()
+    spawn_key = tuple(int.from_bytes(digest[i : i + 4], "little") for i in range(0, 16, 4))
+    return np.random.SeedSequence(entropy=root_seed, spawn_key=spawn_key)
+
+
+def run_task(task: Task, root_seed: int) -> pd.DataFrame:
+    rng = np.random.default_rng(task_seed_sequence(root_seed, task.key))
+    result = task.function(rng=rng, **task.params)
+    if not isinstance(result, pd.DataFrame):
+        raise TypeError(f"task {task.key} returned {type(result).__name__}, expected a pandas DataFrame")
+    return result
+
+
+def serial_executor(tasks: Sequence[Task], root_seed: int) -> list[pd.DataFrame]:
+    return [run_task(task, root_seed) for task in tasks]
+
+
+Executor = Callable[[Sequence[Task], int], list[pd.DataFrame]]
+
+
+@dataclass
+class CheckContext:
+    """Handed to every check. `profile` is 'quick' (CI-sized) or 'paper' (the paper's sizes);
+    `experiments` maps an experiment id to its results table when reproductions has run it."""
+
+    profile: str = "quick"
+    root_seed: int = DEFAULT_ROOT_SEED
+    executor: Executor = serial_executor
+    experiments: dict[str, pd.DataFrame] = field(default_factory=dict)
+    memo: dict[str, Any] = field(default_factory=dict)  # results shared between checks of one run
+
+    def run_tasks(self, tasks: Sequence[Task]) -> list[pd.DataFrame]:
+        return self.executor(tasks, self.root_seed)
+
+    def memoized(self, key: str, compute: Callable[[], Any]) -> Any:
+        if key not in self.memo:
+            self.memo[key] = compute()
+        return self.memo[key]
+
+    @property
+    def is_quick(self) -> bool:
+        return self.profile == "quick"
