@@ -101,6 +101,7 @@ def check(paper: PaperArg = None,
           strict: StrictOpt = False) -> None:
     """Run the theory checks of a paper (symbolic, ground truth, statistical), without the figures.
     Claims about figures are reported not-run here: `dpverify reproduce` checks them."""
+    from reproductions.experiments import experiments_of
     from reproductions.runner import Runner
 
     if claim and not paper:
@@ -108,7 +109,8 @@ def check(paper: PaperArg = None,
     runner = Runner(cache_directory=cache, jobs=jobs)
     results = []
     for entry in _papers(paper):
-        context = CheckContext(profile=str(profile), root_seed=seed, executor=runner)
+        parameters = {e.id: e.config(str(profile)).values() for e in experiments_of(entry.id)}
+        context = CheckContext(profile=str(profile), root_seed=seed, executor=runner, parameters=parameters)
         results += _check_claims(entry, claim, context)
     _print_verdicts(results)
     _finish(results, strict)
@@ -140,7 +142,8 @@ def reproduce(paper: PaperArg = None,
         for experiment in experiments:
             typer.echo(f"{entry.id}: reproducing {experiment.id} ({profile} profile)", err=True)
             runs.append(run_experiment(experiment, str(profile), runner, seed, out))
-        context = CheckContext(profile=str(profile), root_seed=seed, executor=runner,
+        parameters = {e.id: e.config(str(profile)).values() for e in experiments_of(entry.id)}
+        context = CheckContext(profile=str(profile), root_seed=seed, executor=runner, parameters=parameters,
                                experiments={run.experiment.id: run.results for run in runs})
         results = _check_claims(entry, None, context)
         all_results += results

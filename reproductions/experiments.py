@@ -12,8 +12,8 @@ import pandas as pd
 
 from algorithms.errors import DpverifyError
 from reproductions.params import ExperimentConfig, load_experiment
-from reproductions.report import jsonable, save_figure, write_parquet
-from reproductions.runner import Runner, environment_provenance
+from reproductions.report import jsonable, save_figure
+from reproductions.runner import Runner, environment_provenance, write_parquet
 from theory.execution import Task
 
 EXPERIMENT_MODULES = {"zcdp-nfl": "reproductions.zcdp_nfl"}

@@ -69,11 +69,14 @@ Executor = Callable[[Sequence[Task], int], list[pd.DataFrame]]
 @dataclass
 class CheckContext:
     """Handed to every check. `profile` is 'quick' (CI-sized) or 'paper' (the paper's sizes);
-    `experiments` maps an experiment id to its results table when reproductions has run it."""
+    `parameters` maps an experiment id to its parameter values (checks run on the experiments'
+    actual instances and parameters); `experiments` maps an experiment id to its results table
+    when reproductions has run it."""
 
     profile: str = "quick"
     root_seed: int = DEFAULT_ROOT_SEED
     executor: Executor = serial_executor
+    parameters: dict[str, dict[str, Any]] = field(default_factory=dict)
     experiments: dict[str, pd.DataFrame] = field(default_factory=dict)
     memo: dict[str, Any] = field(default_factory=dict)  # results shared between checks of one run
 

@@ -1,4 +1,5 @@
-"""Synthetic data generators of the papers (real-data loaders arrive with the papers that use them).
+"""Synthetic data generators of the papers. They are pure (no I/O), so theory's statistical checks
+run on the same instances as the figures; file loaders of real datasets live in reproductions/.
 
 zCDP-NFL (seeds/004 L304) says only: "Each node k possesses M_k = 50 local noisy observations of
 the unknown parameter w of dimension P = 8". The model below is the harness default of
