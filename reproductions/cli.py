@@ -55,7 +55,7 @@ def _papers(paper_id: str | None) -> list[Paper]:
 def _check_claims(paper: Paper, claim_id: str | None, context: CheckContext) -> list[ClaimResult]:
     claims = [paper.claim(claim_id)] if claim_id else list(paper.claims)
     results = []
-    with tqdm(claims, desc=f"{paper.id} claims", unit="claim", leave=False) as bar:
+    with tqdm(claims, desc=f"{paper.id} claims", unit="claim", leave=False, disable=None) as bar:
         for claim in bar:
             bar.set_postfix_str(claim.id.split("/", 1)[1])
             results.append(evaluate(claim, context))
@@ -180,7 +180,8 @@ def bench(replicas: Annotated[int, typer.Option(min=1)] = 100,
 def main() -> None:
     logging.basicConfig(level=logging.WARNING, format="%(levelname)s: %(message)s")
     try:
-        app(standalone_mode=False)
+        status = app(standalone_mode=False)  # returns an int when a command exits (--help, typer.Exit)
+        sys.exit(status if isinstance(status, int) else 0)
     except DpverifyError as error:
         typer.echo(f"error: {error}", err=True)
         sys.exit(EXIT_USER_ERROR)
@@ -192,13 +193,10 @@ def main() -> None:
     except (typer.Abort, KeyboardInterrupt):
         typer.echo("interrupted; finished tasks are cached and the next run resumes", err=True)
         sys.exit(130)
-    except Exception as error:  # click usage errors carry their own exit code
-        import click
-
-        if isinstance(error, click.ClickException):
-            error.show()
-            sys.exit(EXIT_USER_ERROR)
-        raise
+    except typer.TyperException as error:  # usage errors (bad option values, unknown commands)
+        show = getattr(error, "show", None)
+        show() if show else typer.echo(f"error: {error}", err=True)
+        sys.exit(EXIT_USER_ERROR)
 
 
 if __name__ == "__main__":

@@ -169,7 +169,7 @@ class Runner:
         return [results[index] for index in range(len(tasks))]
 
     def _progress(self, total: int, description: str):
-        return tqdm(total=total, desc=description, disable=not self.show_progress, leave=False, unit="task")
+        return tqdm(total=total, desc=description, disable=None if self.show_progress else True, leave=False, unit="task")
 
     def _run_local(self, indexed_tasks, root_seed):
         with self._progress(len(indexed_tasks), "tasks") as bar:
