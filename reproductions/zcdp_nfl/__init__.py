@@ -124,7 +124,8 @@ def summarize(config: ExperimentConfig, results: pd.DataFrame) -> FigureOutput:
         best = group.sort_values("mean")
         parts.append(f"ε={epsilon:g}: " + " < ".join(f"{ALGORITHM_LABELS[r.algorithm]} {r.mean:.3g}" for r in best.itertuples()))
     uncertified = int((~results.certified).sum())
-    observed = (f"Mean normalized error at n = {config['horizon']} over {runs} runs, ordered best first — "
+    observed = (f"Mean normalized error at n = {config['horizon']} over {runs} runs (w = 0 scores K = "
+                f"{config['num_agents']}), ordered best first — "
                 + "; ".join(parts) + "." + (f" WARNING: {uncertified} rows use an uncertified reference." if uncertified else ""))
     return FigureOutput(panels, observed, table)
 

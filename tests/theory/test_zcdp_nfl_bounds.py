@@ -6,7 +6,6 @@ quick instances (fixed root seed: the default of theory.execution)."""
 import math
 from pathlib import Path
 
-import networkx as nx
 import numpy as np
 import pytest
 from scipy.linalg import sqrtm

@@ -37,7 +37,8 @@ from theory.papers.zcdp_nfl_setup import Instance, Settings, zcdp_budget
 
 ROUND_OFF = RELATIVE_TOLERANCE   # an identity "holds" when its relative residual is below this (float64)
 RUN_REPLICAS = {"quick": 32, "paper": 64}  # default: noise replicas of the reference run (Monte-Carlo of (19))
-PROBE_REPLICAS = {"quick": 16, "paper": 32}  # default: noise replicas of the other budgets' runs
+PROBE_REPLICAS = {"quick": 16, "paper": 32}  # default: noise replicas of the weak-noise probe
+BUDGET_REPLICAS = {"quick": 8, "paper": 32}  # default: noise replicas of the largest-experiment-budget runs
 # default: total eps of the weak-noise probe (phi^(1) ~ 1.6e6 at T = 200, tau = 0.99, delta = 1e-3):
 # a finite budget, so a valid zCDP-NFL configuration, with noise small enough (sigma^2(1) ~ 1e-9) that
 # the noise term of (18) no longer dominates. Not a privacy level anyone would use.
@@ -158,10 +159,11 @@ class StackedRun:
 
 
 def stacked_run(instance: Instance, settings: Settings, epsilon: float, *, replicas: int,
-                rng: np.random.Generator, label: str = "") -> StackedRun:
+                rng: np.random.Generator, label: str = "", operators: NetworkOperators | None = None) -> StackedRun:
     """Run zCDP-NFL (Algorithm 1) on `instance` with the figure's settings for settings.horizon + 1
     iterations ((18)-(19) need tW^(T+1)), privacy schedule phi^(1) for a total eps over settings.horizon
-    releases (Corollary, L136) and phi^(n+1) = phi^(n)/tau; keep every iterate, stacked (L150)."""
+    releases (Corollary, L136) and phi^(n+1) = phi^(n)/tau; keep every iterate, stacked (L150).
+    `operators`: the instance's network operators if already built (they depend on the graph only)."""
     network, data, problem = instance.network, instance.data, instance.problem
     horizon = settings.horizon + 1
     _, phi1 = zcdp_budget(epsilon, settings)
@@ -177,7 +179,7 @@ def stacked_run(instance: Instance, settings: Settings, epsilon: float, *, repli
     sigma2_0 = params.noise.variance(0, sensitivity_bound(params, network, data.num_samples, 0))  # spec §2.6 phi_index
     return StackedRun(
         figure=label, epsilon=float(epsilon), phi1=float(phi1), instance=instance, settings=settings,
-        operators=network_operators(network, data.dim),
+        operators=operators if operators is not None else network_operators(network, data.dim),
         primal=stack(trajectory.primal), broadcast=stack(trajectory.broadcast), dual=stack(np.stack(duals)),
         step_diagonal=step_diagonal, eta=eta,
         subgradient=stack(problem.local_subgradient(trajectory.broadcast, data)),
@@ -189,9 +191,12 @@ def stacked_run(instance: Instance, settings: Settings, epsilon: float, *, repli
 def _build_run(context: CheckContext, figure: str, epsilon: float) -> StackedRun:
     instance, settings = instance_of(context, figure)
     profile = "quick" if context.is_quick else "paper"
-    replicas = (RUN_REPLICAS if epsilon == REFERENCE_EPSILON else PROBE_REPLICAS)[profile]
+    replicas = (RUN_REPLICAS if epsilon == REFERENCE_EPSILON else
+                PROBE_REPLICAS if epsilon == WEAK_NOISE_EPSILON else BUDGET_REPLICAS)[profile]
     rng = np.random.default_rng(task_seed_sequence(context.root_seed, f"zcdp-nfl/{figure}/bounds-run/eps={epsilon:g}"))
-    return stacked_run(instance, settings, epsilon, replicas=replicas, rng=rng, label=figure)
+    operators = context.memoized(f"zcdp-nfl-bounds/{figure}/operators",
+                                 lambda: network_operators(instance.network, instance.data.dim))
+    return stacked_run(instance, settings, epsilon, replicas=replicas, rng=rng, label=figure, operators=operators)
 
 
 def bounds_run(context: CheckContext, figure: str, epsilon: float = REFERENCE_EPSILON) -> StackedRun:
@@ -374,7 +379,7 @@ def check_representation_17(context: CheckContext) -> tuple[Verdict, Evidence]:
                 np.linalg.norm(L_plus_xi, axis=-1) / np.linalg.norm(two_M_xi, axis=-1))),
         }
     printed_worst = _figures_values(values, "printed_D_max")
-    d2_median = min(v["printed_with_D2_median"] for v in values.values())
+    d2_median = min(values[problem]["printed_with_D2_median"] for problem in FIGURES.values())
     corrected = max(_figures_values(values, k) for k in ("corrected_17a_max", "corrected_17b_max",
                                                          "printed_with_D2_plus_L_plus_xi_max"))
     values["corrected_forms"] = ("(17a) fhat'/rho + 2Qr^(n+1) + L_+(W^(n+1) - tW^(n)) = L_- xi^(n+1); "
