@@ -166,45 +166,37 @@ def _require_nonnegative(name: str, value: float) -> float:
     return float(value)
 
 
+def _block_list(name: str, value, stacked_shape: str, block_shape: str) -> list[np.ndarray]:
+    """A (K, ...) array or a sequence of K per-agent blocks, each with the dimensions of `block_shape`
+    ('(M_k, P)' for features, '(M_k,)' for targets), as a list of float arrays."""
+    block_ndim = block_shape.count(",") + (0 if block_shape.endswith(",)") else 1)
+    if isinstance(value, np.ndarray) or not isinstance(value, Sequence):
+        try:
+            array = np.asarray(value, dtype=float)
+        except (TypeError, ValueError) as exc:
+            raise InvalidDataError(f"{name} must be a numeric array with per-agent blocks {block_shape}; "
+                                   f"got {type(value).__name__}") from exc
+        if array.ndim != block_ndim + 1:
+            raise InvalidDataError(f"{name} must have shape {stacked_shape} (seeds/004 Sec. 1.3: blocks "
+                                   f"{block_shape} per agent); got shape {array.shape}")
+        return [array[k] for k in range(array.shape[0])]
+    blocks = []
+    for k, block in enumerate(value):
+        try:
+            block = np.asarray(block, dtype=float)
+        except (TypeError, ValueError) as exc:
+            raise InvalidDataError(f"{name}[{k}] must be a numeric {block_shape} array") from exc
+        if block.ndim != block_ndim:
+            raise InvalidDataError(f"{name}[{k}] must have shape {block_shape}; got shape {block.shape}")
+        blocks.append(block)
+    return blocks
+
+
 def _as_blocks(features, targets) -> tuple[list[np.ndarray], list[np.ndarray]]:
     """Features as a (K, M, P) array or a sequence of K arrays (M_k, P); targets as (K, M) or a
     sequence of K arrays (M_k,)."""
-    if isinstance(features, np.ndarray) or not isinstance(features, Sequence):
-        try:
-            x = np.asarray(features, dtype=float)
-        except (TypeError, ValueError) as exc:
-            raise InvalidDataError(f"features must be a numeric array of shape (K, M, P); got {type(features).__name__}") from exc
-        if x.ndim != 3:
-            raise InvalidDataError(f"features must have shape (K, M, P) (seeds/004 §1.3: X_k in R^(M_k x P) per agent); got shape {x.shape}")
-        x_blocks = [x[k] for k in range(x.shape[0])]
-    else:
-        x_blocks = []
-        for k, block in enumerate(features):
-            try:
-                block = np.asarray(block, dtype=float)
-            except (TypeError, ValueError) as exc:
-                raise InvalidDataError(f"features[{k}] must be a numeric (M_k, P) array") from exc
-            if block.ndim != 2:
-                raise InvalidDataError(f"features[{k}] must have shape (M_k, P); got shape {block.shape}")
-            x_blocks.append(block)
-    if isinstance(targets, np.ndarray) or not isinstance(targets, Sequence):
-        try:
-            y = np.asarray(targets, dtype=float)
-        except (TypeError, ValueError) as exc:
-            raise InvalidDataError(f"targets must be a numeric array of shape (K, M); got {type(targets).__name__}") from exc
-        if y.ndim != 2:
-            raise InvalidDataError(f"targets must have shape (K, M) (seeds/004 §1.3: y_k in R^(M_k) per agent); got shape {y.shape}")
-        y_blocks = [y[k] for k in range(y.shape[0])]
-    else:
-        y_blocks = []
-        for k, block in enumerate(targets):
-            try:
-                block = np.asarray(block, dtype=float)
-            except (TypeError, ValueError) as exc:
-                raise InvalidDataError(f"targets[{k}] must be a numeric (M_k,) array") from exc
-            if block.ndim != 1:
-                raise InvalidDataError(f"targets[{k}] must have shape (M_k,); got shape {block.shape}")
-            y_blocks.append(block)
+    x_blocks = _block_list("features", features, "(K, M, P)", "(M_k, P)")
+    y_blocks = _block_list("targets", targets, "(K, M)", "(M_k,)")
     if len(x_blocks) == 0:
         raise InvalidDataError("features must hold at least one agent (K >= 1); got K = 0")
     if len(x_blocks) != len(y_blocks):
