@@ -31,8 +31,9 @@ def _final_pairs(results: pd.DataFrame, better: str, worse: str) -> dict[float, 
     return pairs
 
 
-def outperforms(figure: str, better: str, worse: str) -> Callable[[CheckContext], tuple[Verdict, Evidence]]:
-    """A check: `better` has a lower normalized error than `worse` at n = T, at every eps."""
+def outperforms(figure: str, better: str, worse: str, caveat: str = "") -> Callable[[CheckContext], tuple[Verdict, Evidence]]:
+    """A check: `better` has a lower normalized error than `worse` at n = T, at every eps. `caveat`
+    names a harness default the comparison depends on; it is printed with the evidence."""
 
     def check(context: CheckContext) -> tuple[Verdict, Evidence]:
         if figure not in context.experiments:
@@ -56,7 +57,8 @@ def outperforms(figure: str, better: str, worse: str) -> Callable[[CheckContext]
             verdict, what = Verdict.CONFIRMED, "significant at every eps"
         else:
             verdict, what = Verdict.INCONCLUSIVE, "not significant at every eps with these runs"
+        values["caveat"] = caveat or "none"
         return verdict, Evidence(f"{better} vs {worse}, median error ratio {ratios}; {what} "
-                                 f"(Wilcoxon, Holm, α={SIGNIFICANCE})", values)
+                                 f"(Wilcoxon, Holm, α={SIGNIFICANCE})" + (f". Caveat: {caveat}" if caveat else ""), values)
 
     return check
