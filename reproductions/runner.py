@@ -1,7 +1,7 @@
 """Run seeded tasks through joblib (local processes) or Dask, with a content-hash cache.
 
 Every task result is a pandas DataFrame stored as one Parquet file named by the task's content
-hash (key, function, parameters, root seed), written atomically as soon as the task finishes. A
+hash (key, function, parameters, root seed) and the digest of the code, written atomically as soon as the task finishes. A
 rerun recomputes nothing; an interrupted run resumes where it stopped; a corrupt or partial entry
 is moved aside (never silently reused, never deleted) and recomputed. Seeds come from the task key
 (theory.execution.task_seed_sequence), so the numbers do not depend on the back end or on --jobs.
@@ -10,6 +10,7 @@ is moved aside (never silently reused, never deleted) and recomputed. Seeds come
 from __future__ import annotations
 
 import functools
+import hashlib
 import json
 import logging
 import os
@@ -60,6 +61,27 @@ def environment_provenance() -> dict[str, str]:
             "packages": json.dumps(versions, sort_keys=True)}
 
 
+@functools.cache
+def code_digest() -> str:
+    """A digest of the installed source of the three packages: a cached result is reused only by the
+    code that computed it (a new commit or an uncommitted edit recomputes, never reuses stale numbers)."""
+    import algorithms
+    import reproductions
+    import theory
+
+    digest = hashlib.sha256()
+    for package in (algorithms, theory, reproductions):
+        root = Path(package.__file__).parent
+        for source in sorted(root.rglob("*.py")):
+            digest.update(str(source.relative_to(root.parent)).encode())
+            digest.update(source.read_bytes())
+    return digest.hexdigest()
+
+
+def cache_key(task: Task, root_seed: int) -> str:
+    return hashlib.sha256((task.content_hash(root_seed) + code_digest()).encode()).hexdigest()
+
+
 def task_provenance(task: Task, root_seed: int) -> dict[str, str]:
     seed = task_seed_sequence(root_seed, task.key)
     return {
@@ -70,6 +92,8 @@ def task_provenance(task: Task, root_seed: int) -> dict[str, str]:
         "root_seed": str(root_seed),
         "seed_spawn_key": json.dumps(list(seed.spawn_key)),
         "content_hash": task.content_hash(root_seed),
+        "code_digest": code_digest(),
+        "cache_key": cache_key(task, root_seed),
     }
 
 
@@ -99,16 +123,16 @@ def read_provenance(path: Path) -> dict[str, str]:
 class ResultCache:
     directory: Path
 
-    def path(self, content_hash: str) -> Path:
-        return self.directory / content_hash[:2] / f"{content_hash}.parquet"
+    def path(self, task: Task, root_seed: int) -> Path:
+        key = cache_key(task, root_seed)
+        return self.directory / key[:2] / f"{key}.parquet"
 
     def load(self, task: Task, root_seed: int) -> pd.DataFrame | None:
-        content_hash = task.content_hash(root_seed)
-        path = self.path(content_hash)
+        path = self.path(task, root_seed)
         if not path.exists():
             return None
         try:
-            if read_provenance(path).get("content_hash") != content_hash:
+            if read_provenance(path).get("cache_key") != cache_key(task, root_seed):
                 raise ValueError("content hash in the file does not match its name")
             return pq.read_table(path).to_pandas()
         except Exception as error:  # any unreadable entry is quarantined and recomputed
@@ -119,7 +143,7 @@ class ResultCache:
             return None
 
     def store(self, task: Task, root_seed: int, frame: pd.DataFrame) -> None:
-        write_parquet(frame, self.path(task.content_hash(root_seed)), task_provenance(task, root_seed))
+        write_parquet(frame, self.path(task, root_seed), task_provenance(task, root_seed))
 
 
 def _run_indexed(index: int, task: Task, root_seed: int) -> tuple[int, pd.DataFrame]:

@@ -62,22 +62,23 @@ def test_cache_makes_rerun_compute_nothing_and_resumes(tmp_path):
 def test_parquet_provenance(tmp_path):
     task = make_tasks(1)[0]
     Runner(cache_directory=tmp_path, show_progress=False)([task], ROOT_SEED)
-    path = ResultCache(tmp_path).path(task.content_hash(ROOT_SEED))
+    path = ResultCache(tmp_path).path(task, ROOT_SEED)
     provenance = read_provenance(path)
     assert provenance["task_key"] == "demo/task-0"
     assert json.loads(provenance["params"]) == {"size": 50, "shift": 0.0}
     assert provenance["root_seed"] == str(ROOT_SEED)
     assert "numpy" in json.loads(provenance["packages"])
     assert provenance["git_commit"]
+    assert len(provenance["code_digest"]) == 64
 
 
 def test_corrupt_and_partial_entries_are_quarantined_and_recomputed(tmp_path, caplog):
     tasks = make_tasks(2)
     reference = Runner(cache_directory=tmp_path, show_progress=False)(tasks, ROOT_SEED)
     cache = ResultCache(tmp_path)
-    corrupt = cache.path(tasks[0].content_hash(ROOT_SEED))
+    corrupt = cache.path(tasks[0], ROOT_SEED)
     corrupt.write_bytes(b"PAR1 truncated garbage")
-    partial = cache.path(tasks[1].content_hash(ROOT_SEED))
+    partial = cache.path(tasks[1], ROOT_SEED)
     partial.write_bytes(partial.read_bytes()[:40])
     runner = Runner(cache_directory=tmp_path, show_progress=False)
     with caplog.at_level("WARNING"):

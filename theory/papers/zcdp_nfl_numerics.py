@@ -12,6 +12,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from algorithms.errors import InvalidDataError
 from algorithms.zcdp_nfl import ClassicalGaussianSchedule, ZcdpSchedule, lemma1_sensitivity, primal_update
 from theory.accounting import dynamic_zcdp_total, zcdp_to_dp
 from theory.claims import Evidence, Verdict, decide
@@ -252,9 +253,13 @@ def long_run(rng: np.random.Generator, *, figure_values: dict, figure: str, eta_
 
     params = ZcdpNflParams(rho=settings.rho, step=StepSchedule(settings.eta0, eta_power), c1=settings.c1,
                            noise=ZcdpSchedule(phi1_at_figure_horizon, settings.tau))
-    with np.errstate(over="ignore", invalid="ignore"):  # a diverging run is a finding, recorded as inf/nan
-        run_zcdp_nfl(instance.problem, instance.data, instance.network, params, horizon=horizon, replicas=replicas,
-                     rng=rng, keep_iterates=False, observer=observe)
+    with np.errstate(over="ignore", invalid="ignore"):  # a diverging run is a finding, recorded as inf
+        try:
+            run_zcdp_nfl(instance.problem, instance.data, instance.network, params, horizon=horizon,
+                         replicas=replicas, rng=rng, keep_iterates=False, observer=observe)
+        except InvalidDataError:  # the iterates overflowed: the grid points not reached diverged
+            reached = {row[0] for row in rows}
+            rows += [(n, r, np.inf, np.inf, np.inf) for n in grid if n not in reached for r in range(replicas)]
     return pd.DataFrame(rows, columns=["iteration", "replica", "normalized_error", "objective_gap", "consensus"])
 
 
