@@ -16,12 +16,13 @@ from __future__ import annotations
 
 import json
 import math
-import multiprocessing
 import resource
+import subprocess
 import sys
 import time
 import tracemalloc
 from collections.abc import Callable
+from pathlib import Path
 
 import numpy as np
 
@@ -63,7 +64,8 @@ def _current_rss_bytes() -> int | None:
         return None
 
 
-def _memory_child(queue) -> None:
+def memory_report() -> dict:
+    """Run the 1e7-per-side audit in THIS process and measure it (called in a fresh subprocess)."""
     factor = 1 if sys.platform == "darwin" else 1024  # ru_maxrss: bytes on macOS, KiB on Linux
     _laplace_audit(1_000, 0)  # imports and caches in place before the baseline
     current = _current_rss_bytes()
@@ -75,14 +77,23 @@ def _memory_child(queue) -> None:
     _, traced_peak = tracemalloc.get_traced_memory()
     tracemalloc.stop()
     peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * factor
-    queue.put({
+    return {
         "rss_before_bytes": baseline,
         "rss_peak_bytes": peak,
         "rss_increase_bytes": max(peak - baseline, 0),
         "tracemalloc_peak_bytes": traced_peak,
         "seconds": seconds,
         "epsilon_lower_bound": result.epsilon_lower_bound,
-    })
+    }
+
+
+def _memory_in_subprocess() -> dict:
+    code = "import json; from reproductions.bench_audit import memory_report; print(json.dumps(memory_report()))"
+    root = Path(__file__).resolve().parents[1]
+    completed = subprocess.run([sys.executable, "-c", code], cwd=root, capture_output=True, text=True, timeout=900, check=False)
+    if completed.returncode != 0:
+        raise RuntimeError(f"the memory benchmark subprocess failed (exit {completed.returncode}):\n{completed.stderr}")
+    return json.loads(completed.stdout.strip().splitlines()[-1])
 
 
 def run_audit_benchmarks(echo: Callable[[str], None] = print) -> dict:
@@ -115,12 +126,7 @@ def run_audit_benchmarks(echo: Callable[[str], None] = print) -> dict:
     results["speed"] = {"samples_per_side": SPEED_SAMPLES, "seconds": seconds, "target_met": bool(seconds < SPEED_TARGET_SECONDS)}
     echo(f"audit speed: {SPEED_SAMPLES:.0e} samples/side in {seconds:.2f} s (target < {SPEED_TARGET_SECONDS:g} s)")
 
-    context = multiprocessing.get_context("spawn")
-    queue = context.Queue()
-    process = context.Process(target=_memory_child, args=(queue,))
-    process.start()
-    memory = queue.get(timeout=600)
-    process.join()
+    memory = _memory_in_subprocess()
     memory["samples_per_side"] = MEMORY_SAMPLES
     memory["target_met"] = bool(memory["rss_increase_bytes"] < MEMORY_TARGET_BYTES)
     results["memory"] = memory

@@ -79,6 +79,8 @@ class CheckContext:
     parameters: dict[str, dict[str, Any]] = field(default_factory=dict)
     experiments: dict[str, pd.DataFrame] = field(default_factory=dict)
     memo: dict[str, Any] = field(default_factory=dict)  # results shared between checks of one run
+    audit_samples: int | None = None    # runs per side of the privacy audits (None: the profile's default)
+    audit_confidence: float = 0.95      # simultaneous confidence of an audit's lower bounds
 
     def run_tasks(self, tasks: Sequence[Task]) -> list[pd.DataFrame]:
         return self.executor(tasks, self.root_seed)

@@ -39,7 +39,7 @@ def test_bad_option_value_is_a_usage_error():
 def test_help_explains_commands():
     result = run_cli("--help")
     assert result.returncode == 0
-    for command in ("list", "check", "reproduce", "report", "bench"):
+    for command in ("list", "check", "reproduce", "audit", "report", "bench"):
         assert command in result.stdout
 
 
@@ -60,3 +60,11 @@ def test_check_single_claim_prints_verdict(tmp_path):
     strict = run_cli("check", "zcdp-nfl", "--claim", "appendix-c-sum", "--strict", "--cache", str(tmp_path))
     expected = cli.EXIT_REFUTED if "refuted" in result.stdout.split("zcdp-nfl/appendix-c-sum")[1].split()[0] else 0
     assert strict.returncode == expected
+
+
+def test_audit_command_rejects_bad_confidence_and_reports_bounds(tmp_path):
+    bad = run_cli("audit", "zcdp-nfl", "--confidence", "1.5")
+    assert bad.returncode == cli.EXIT_USER_ERROR and "--confidence must lie in (0, 1)" in bad.stderr
+    result = run_cli("audit", "zcdp-nfl", "--claim", "audit-experiments-privacy", "--samples", "2000")
+    assert result.returncode == 0, result.stderr
+    assert "REFUTED" in result.stdout and "2000 samples/side" in result.stdout

@@ -77,15 +77,16 @@ def bernoulli_renyi_divergence(p, q, alpha):
     return value if value.ndim else float(value)
 
 
-def rho_lower_bound_grid(p_numerator_low, p_denominator_high):
-    """max over RENYI_ORDER_GRID of D_alpha(Bern(p1_lo) || Bern(p0_hi)) / alpha (0 where p1_lo <= p0_hi).
+def rho_lower_bound_grid(p_numerator_low, p_denominator_high, orders=RENYI_ORDER_GRID):
+    """max over `orders` (default RENYI_ORDER_GRID) of D_alpha(Bern(p1_lo) || Bern(p0_hi)) / alpha (0 where p1_lo <= p0_hi).
     Vectorized (used to rank candidate events); `rho_lower_bound` refines the order."""
     low = np.asarray(p_numerator_low, dtype=float)[..., None]
     high = np.asarray(p_denominator_high, dtype=float)[..., None]
     useful = (low > high) & (high > 0.0) & (low < 1.0)
     safe_low = np.where(useful, low, 0.5)
     safe_high = np.where(useful, high, 0.25)
-    values = bernoulli_renyi_divergence(safe_low, safe_high, RENYI_ORDER_GRID) / RENYI_ORDER_GRID
+    orders = np.asarray(orders, dtype=float)
+    values = bernoulli_renyi_divergence(safe_low, safe_high, orders) / orders
     return np.where(useful[..., 0], np.max(values, axis=-1), 0.0)
 
 

@@ -1,0 +1,71 @@
+"""Audits of zCDP-NFL: the transcript LLR shortcut equals the direct recomputation, the canary
+attains Lemma I's bound under Assumption 1 and exceeds it 20-fold for squared loss without clipping,
+the audit refutes only the latter (fixed seeds, 95% simultaneous confidence)."""
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from algorithms.errors import InvalidDataError
+from algorithms.zcdp_nfl import run_zcdp_nfl
+from reproductions.params import load_experiment
+from theory.audit import PrivacyClaim, audit
+from theory.claims import Verdict
+from theory.execution import CheckContext
+from theory.papers import zcdp_nfl_audit as audits
+
+FIGURE_2 = Path(__file__).resolve().parents[2] / "reproductions" / "zcdp_nfl" / "figure_2_lad.toml"
+
+
+@pytest.fixture(scope="module")
+def context():
+    return CheckContext(parameters={"figure-2": load_experiment(FIGURE_2, "quick").values()}, audit_samples=4000)
+
+
+@pytest.mark.parametrize("loss, clip", [("absolute", False), ("squared", False), ("squared", True)])
+def test_transcript_llr_equals_direct_recomputation(context, loss, clip):
+    setup = audits.audit_setup(context, loss, clip)
+    for sampled in setup.neighbours:
+        trajectory = run_zcdp_nfl(setup.problem, sampled, setup.network, setup.params, horizon=audits.AUDIT_HORIZON,
+                                  replicas=6, rng=np.random.default_rng(1))
+        fast = audits.transcript_llr(setup, trajectory, sampled)
+        direct = np.zeros(6)
+        for n in range(1, audits.AUDIT_HORIZON + 1):  # means recomputed from the observed history alone
+            observed = trajectory.broadcast[n][:, audits.TARGET]
+            mean = audits._target_means(setup, trajectory.broadcast, n, setup.neighbours[0])
+            other = audits._target_means(setup, trajectory.broadcast, n, setup.neighbours[1])
+            direct += (np.sum((observed - other) ** 2, -1) - np.sum((observed - mean) ** 2, -1)) \
+                / (2 * trajectory.variances[n, audits.TARGET])
+        np.testing.assert_allclose(fast, direct, rtol=1e-9, atol=1e-9)
+
+
+def test_lad_llr_is_the_gaussian_privacy_loss(context):
+    """Under D the transcript LLR of the LAD canary is N(rho_tot, 2 rho_tot) exactly (the bound of
+    Lemma I is attained at every release): mean and variance within 4 standard errors."""
+    setup = audits.audit_setup(context, "absolute", False)
+    trajectory = run_zcdp_nfl(setup.problem, setup.neighbours[0], setup.network, setup.params,
+                              horizon=audits.AUDIT_HORIZON, replicas=20_000, rng=np.random.default_rng(2))
+    llr = audits.transcript_llr(setup, trajectory, setup.neighbours[0])
+    rho_total = trajectory.ledger.total_zcdp()[audits.TARGET]
+    standard_error = np.sqrt(2 * rho_total / llr.size)
+    assert abs(llr.mean() - rho_total) < 4 * standard_error
+    assert llr.var() == pytest.approx(2 * rho_total, rel=0.05)
+
+
+def test_probes_and_audits(context):
+    verdict, evidence = audits.probe_sensitivity("absolute", False)(context)
+    assert verdict == Verdict.INCONCLUSIVE and evidence.values["max_ratio_to_bound"] == pytest.approx(1.0, abs=1e-9)
+    verdict, evidence = audits.probe_sensitivity("squared", False)(context)
+    assert verdict == Verdict.REFUTED and evidence.values["max_ratio_to_bound"] > 15
+    assert audits.audit_transcript("absolute", False)(context)[0] == Verdict.INCONCLUSIVE
+    verdict, evidence = audits.audit_transcript("squared", False)(context)
+    assert verdict == Verdict.REFUTED and evidence.values["epsilon_lower_bound"] > 3
+
+
+def test_non_neighbouring_pair_rejected(context):
+    setup = audits.audit_setup(context, "absolute", False)
+    far = setup.neighbours[1].replace_sample(1, 0, np.zeros(audits.AUDIT_DIM), 5.0)  # a second record differs
+    with pytest.raises(InvalidDataError, match="not neighbouring"):
+        audit(audits.transcript_sampler(setup), (setup.neighbours[0], far), PrivacyClaim(epsilon=1.0), samples=1000,
+              rng=0, adjacency=audits.replace_one_adjacent)
