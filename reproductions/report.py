@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import base64
 import html
-import io
 import json
 import math
 from collections import Counter
@@ -91,6 +90,31 @@ def write_summary(out_dir: Path, record: dict[str, Any]) -> Path:
     return path
 
 
+AUDIT_HEADER = ["claim", "audit", "claimed", "lower bound", "GDP estimate (model-based)", "confidence", "samples/side",
+                "verdict"]
+
+
+def audit_rows(record: dict[str, Any]) -> list[list[str]]:
+    """One row per audit of a privacy claim: what was claimed, the lower bound, at what confidence and
+    sample size, and the verdict ("not refuted at N samples" when no violation is found)."""
+    rows = []
+    for claim in record["claims"]:
+        for check in claim["checks"]:
+            values = check["values"]
+            if check["method"] != "audit" or "claim" not in values:
+                continue
+            bounds = [f"eps >= {values['epsilon_lower_bound']:.3g}"] if "eps" in values["claim"] else []
+            if values.get("rho_lower_bound") is not None and "rho" in values["claim"]:
+                bounds.append(f"rho >= {values['rho_lower_bound']:.3g}")
+            gdp = values.get("gdp_mu_estimate (model-based)")
+            verdict = ("REFUTED" if check["verdict"] == "refuted"
+                       else f"not refuted at {values['samples_per_side']} samples")
+            rows.append([claim["id"], check["name"], values["claim"], "; ".join(bounds),
+                         f"mu = {gdp:.3g}" if isinstance(gdp, (int, float)) else "-", f"{values['confidence']:g}",
+                         str(values["samples_per_side"]), verdict])
+    return rows
+
+
 def _markdown_table(rows: list[list[str]], header: list[str]) -> str:
     def cell(text: str) -> str:
         return str(text).replace("|", "\\|").replace("\n", " ")
@@ -112,6 +136,10 @@ def render_markdown(record: dict[str, Any]) -> str:
              "; ".join(f"{k['name']} ({k['method']}): {k['summary']}" for k in c["checks"]) or c["not_run_reason"]]
             for c in record["claims"]]
     out += [_markdown_table(rows, ["claim", "line", "statement", "verdict", "evidence"]), ""]
+    if audits := audit_rows(record):
+        out += ["## Privacy audits", "", "Empirical lower bounds (simultaneous confidence; Clopper-Pearson on a fresh "
+                "split) against the claimed guarantee. An audit can refute a claim, never prove it.", "",
+                _markdown_table(audits, AUDIT_HEADER), ""]
     out += ["## Claim details", ""]
     for claim in record["claims"]:
         out += [f"### `{claim['id']}` — {claim['verdict']}", "", f"*{claim['seed_line']}* — {claim['statement']}", ""]
@@ -181,6 +209,11 @@ def _render_paper_html(record: dict[str, Any], out_dir: Path) -> str:
                      f"<td><b>{e(claim['title'])}</b><br><span class='note'>{e(claim['statement'])}</span></td>"
                      f"<td>{_badge(claim['verdict'])}</td><td>{evidence}</td></tr>")
     parts.append("</table>")
+    if audits := audit_rows(record):
+        header = "".join(f"<th>{e(h)}</th>" for h in AUDIT_HEADER)
+        body = "".join("<tr>" + "".join(f"<td>{e(c)}</td>" for c in row) + "</tr>" for row in audits)
+        parts.append(f"<h3>Privacy audits</h3><p class='note'>Empirical lower bounds against the claimed guarantee; "
+                     f"an audit can refute a claim, never prove it.</p><table><tr>{header}</tr>{body}</table>")
     for figure in record["figures"]:
         parts.append(f"<h3>{e(figure['id'])}: {e(figure['title'])} <span class='note'>({e(figure['seed_line'])})</span></h3>")
         parts.append(f"<p><b>What the paper says:</b> {e(figure['paper_says'])}</p>"
@@ -224,8 +257,3 @@ def render_reports(out_dir: Path) -> list[Path]:
     index.write_text(render_html(summary, out_dir))
     return [index, *written, summary_path]
 
-
-def figure_to_png_bytes(figure: Any) -> bytes:
-    buffer = io.BytesIO()
-    figure.savefig(buffer, format="png", dpi=110, bbox_inches="tight")
-    return buffer.getvalue()

@@ -72,6 +72,7 @@ def test_html_is_self_contained_and_markdown_written(reproduced):
     assert "src=\"http" not in page and "href=\"http" not in page
     markdown = (out / "zcdp_nfl.md").read_text()
     assert "zcdp-nfl/lemma-1" in markdown and "What the paper says" in markdown
+    assert "## Privacy audits" in markdown and "not refuted at 20000 samples" in markdown and "| REFUTED |" in markdown
 
 
 def test_rerun_computes_nothing_and_report_rerenders(reproduced):
