@@ -69,3 +69,36 @@ def test_non_neighbouring_pair_rejected(context):
     with pytest.raises(InvalidDataError, match="not neighbouring"):
         audit(audits.transcript_sampler(setup), (setup.neighbours[0], far), PrivacyClaim(epsilon=1.0), samples=1000,
               rng=0, adjacency=audits.replace_one_adjacent)
+
+
+from hypothesis import given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+
+@pytest.fixture(scope="module")
+def lad_history(context):
+    setup = audits.audit_setup(context, "absolute", False)
+    history, _ = audits._history(setup, context)
+    return setup, history
+
+
+@settings(max_examples=60, deadline=None)
+@given(angle=st.floats(0, 2 * np.pi), radius=st.floats(0, 1), target=st.floats(-1e3, 1e3),
+       n=st.integers(1, audits.AUDIT_HORIZON))
+def test_lemma_1_holds_for_any_lad_neighbour(lad_history, angle, radius, target, n):
+    """Lemma I (11) for LAD with ||x|| <= c1: any replacement record moves the update by at most Delta(n)."""
+    setup, history = lad_history
+    x = radius * setup.params.c1 * np.array([np.cos(angle), np.sin(angle)])
+    data = setup.neighbours[0]
+    neighbour = data.replace_sample(audits.TARGET, audits.AUDIT_SAMPLES_PER_AGENT - 1, x, target)
+    shift = np.linalg.norm(audits._target_means(setup, history, n, data) - audits._target_means(setup, history, n, neighbour))
+    bound = audits.lemma1_sensitivity(setup.params.rho, setup.params.c1, setup.network, setup.params.step.eta(n),
+                                      audits.AUDIT_SAMPLES_PER_AGENT)[audits.TARGET]
+    assert shift <= bound * (1 + 1e-9)
+
+
+def test_random_search_refutes_only_unclipped_squared_loss(context):
+    verdict, evidence = audits.probe_random_neighbours("absolute", False)(context)
+    assert verdict == Verdict.INCONCLUSIVE and evidence.values["max_ratio_to_bound"] <= 1 + 1e-9
+    verdict, evidence = audits.probe_random_neighbours("squared", False)(context)
+    assert verdict == Verdict.REFUTED and evidence.values["max_ratio_to_bound"] > 5

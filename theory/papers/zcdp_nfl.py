@@ -60,6 +60,7 @@ CLAIMS = (
           "Corollary's eps, against an adversary who aggregates all exchanged messages.",
           Check("sensitivity probe, LAD canary", A, audits.probe_sensitivity("absolute", False)),
           Check("sensitivity probe, squared loss clipped to c1", A, audits.probe_sensitivity("squared", True)),
+          Check("sensitivity probe, random LAD neighbours", A, audits.probe_random_neighbours("absolute", False)),
           Check("one release, LAD canary (Theorem I)", A, audits.audit_release("absolute", False)),
           Check("whole transcript, LAD canary (Corollary)", A, audits.audit_transcript("absolute", False)),
           Check("whole transcript, squared loss clipped (Corollary)", A, audits.audit_transcript("squared", True))),
@@ -68,6 +69,7 @@ CLAIMS = (
           "Figures 1 and 3 (squared loss, noise calibrated with c1 as printed, no clipping) run at the stated total "
           "(eps, delta) for the adversary of L28.",
           Check("sensitivity probe, squared-loss canary", A, audits.probe_sensitivity("squared", False)),
+          Check("sensitivity probe, random squared-loss neighbours", A, audits.probe_random_neighbours("squared", False)),
           Check("one release, squared-loss canary", A, audits.audit_release("squared", False)),
           Check("whole transcript, squared-loss canary", A, audits.audit_transcript("squared", False))),
     claim("zcdp-stronger-than-renyi", "headline", "L10, L28", "zCDP is stronger than Renyi-DP",

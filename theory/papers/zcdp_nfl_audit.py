@@ -219,3 +219,47 @@ def probe_sensitivity(loss: str, clip: bool):
         return (Verdict.REFUTED if result.refuted else Verdict.INCONCLUSIVE), Evidence(
             summary, {"max_ratio_to_bound": result.max_distance, "at_iteration": worst, "loss": loss, "clip": clip})
     return check
+
+
+RANDOM_NEIGHBOURS = {"quick": 200, "paper": 2000}  # default: replacement records tried by the random search
+RANDOM_TARGET_SCALE = 10.0                          # default: |y'| of the random records up to this (y is unbounded)
+
+
+def random_neighbour_pairs(setup: AuditSetup, count: int, rng: np.random.Generator):
+    """Random neighbours under Definition I: the target's last record replaced by (x', y'), x' uniform
+    in the data ball ||x'|| <= c1 (Assumption 1's bound for LAD), y' uniform in [-10, 10]."""
+    data = setup.neighbours[0]
+    last = AUDIT_SAMPLES_PER_AGENT - 1
+    for _ in range(count):
+        direction = rng.standard_normal(AUDIT_DIM)
+        radius = setup.params.c1 * rng.uniform() ** (1 / AUDIT_DIM)
+        x = radius * direction / np.linalg.norm(direction)
+        yield data, data.replace_sample(TARGET, last, x, rng.uniform(-RANDOM_TARGET_SCALE, RANDOM_TARGET_SCALE))
+
+
+def probe_random_neighbours(loss: str, clip: bool):
+    """Lemma I against a randomized search over neighbouring datasets (not only the canary): the
+    largest ||w_D - w_D'|| / Delta(n) over random replacement records and every iteration of a run."""
+
+    def check(context: CheckContext) -> tuple[Verdict, Evidence]:
+        if "figure-2" not in context.parameters:
+            return Verdict.NOT_RUN, Evidence("experiment parameters not supplied")
+        setup = audit_setup(context, loss, clip)
+        history, _ = _history(setup, context)
+        iterations = range(1, AUDIT_HORIZON + 1)
+        bounds = np.array([lemma1_sensitivity(setup.params.rho, setup.params.c1, setup.network, setup.params.step.eta(n),
+                                              AUDIT_SAMPLES_PER_AGENT)[TARGET] for n in iterations])
+        count = RANDOM_NEIGHBOURS["quick" if context.is_quick else "paper"]
+        rng = np.random.default_rng(task_seed_sequence(context.root_seed, f"zcdp-nfl/audit/random/{loss}/{clip}"))
+
+        def normalized_updates(dataset: LocalData) -> np.ndarray:
+            return np.stack([_target_means(setup, history, n, dataset)[0] for n in iterations]) / bounds[:, None]
+
+        result = sensitivity_probe(normalized_updates, list(random_neighbour_pairs(setup, count, rng)), 1.0)
+        summary = (f"max ||w_D - w_D'|| / Delta(n) = {result.max_distance:.4g} over {count} random neighbours x "
+                   f"{AUDIT_HORIZON} iterations: " + ("REFUTED (Lemma I's bound exceeded)" if result.refuted
+                                                      else f"not refuted at {count} neighbours"))
+        return (Verdict.REFUTED if result.refuted else Verdict.INCONCLUSIVE), Evidence(
+            summary, {"max_ratio_to_bound": result.max_distance, "neighbours": count, "witness": list(result.witness_index),
+                      "loss": loss, "clip": clip})
+    return check
