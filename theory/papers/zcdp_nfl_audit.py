@@ -194,6 +194,19 @@ def audit_transcript(loss: str, clip: bool):
     return check
 
 
+def _normalized_updates(setup: AuditSetup, context: CheckContext):
+    """dataset -> the target's pre-noise updates at n = 1..T from one fixed observed history, each in
+    units of Lemma I's bound Delta(n) (so a probe against sensitivity 1 tests (11) at every n)."""
+    history, _ = _history(setup, context)
+    iterations = range(1, AUDIT_HORIZON + 1)
+    bounds = np.array([lemma1_sensitivity(setup.params.rho, setup.params.c1, setup.network, setup.params.step.eta(n),
+                                          AUDIT_SAMPLES_PER_AGENT)[TARGET] for n in iterations])
+
+    def normalized_updates(dataset: LocalData) -> np.ndarray:
+        return np.stack([_target_means(setup, history, n, dataset)[0] for n in iterations]) / bounds[:, None]
+    return normalized_updates
+
+
 def probe_sensitivity(loss: str, clip: bool):
     """Lemma I (L118-L120) by a sensitivity probe: the target's pre-noise update under D and D' from
     the SAME observed history (Definition I compares the two updates with identical inputs; running
@@ -204,15 +217,7 @@ def probe_sensitivity(loss: str, clip: bool):
         if "figure-2" not in context.parameters:
             return Verdict.NOT_RUN, Evidence("experiment parameters not supplied")
         setup = audit_setup(context, loss, clip)
-        history, _ = _history(setup, context)
-        iterations = range(1, AUDIT_HORIZON + 1)
-        bounds = np.array([lemma1_sensitivity(setup.params.rho, setup.params.c1, setup.network, setup.params.step.eta(n),
-                                              AUDIT_SAMPLES_PER_AGENT)[TARGET] for n in iterations])
-
-        def normalized_updates(dataset: LocalData) -> np.ndarray:  # in units of each iteration's bound
-            return np.stack([_target_means(setup, history, n, dataset)[0] for n in iterations]) / bounds[:, None]
-
-        result = sensitivity_probe(normalized_updates, setup.neighbours, 1.0)
+        result = sensitivity_probe(_normalized_updates(setup, context), setup.neighbours, 1.0)
         worst = result.witness_index[-1] + 1
         summary = (f"max ||w_D - w_D'|| / Delta(n) = {result.max_distance:.6g} at n = {worst} over {AUDIT_HORIZON} "
                    f"iterations: {'REFUTED (the bound of Lemma I is exceeded)' if result.refuted else 'not refuted on this history'}")
@@ -245,17 +250,10 @@ def probe_random_neighbours(loss: str, clip: bool):
         if "figure-2" not in context.parameters:
             return Verdict.NOT_RUN, Evidence("experiment parameters not supplied")
         setup = audit_setup(context, loss, clip)
-        history, _ = _history(setup, context)
-        iterations = range(1, AUDIT_HORIZON + 1)
-        bounds = np.array([lemma1_sensitivity(setup.params.rho, setup.params.c1, setup.network, setup.params.step.eta(n),
-                                              AUDIT_SAMPLES_PER_AGENT)[TARGET] for n in iterations])
         count = RANDOM_NEIGHBOURS["quick" if context.is_quick else "paper"]
         rng = np.random.default_rng(task_seed_sequence(context.root_seed, f"zcdp-nfl/audit/random/{loss}/{clip}"))
-
-        def normalized_updates(dataset: LocalData) -> np.ndarray:
-            return np.stack([_target_means(setup, history, n, dataset)[0] for n in iterations]) / bounds[:, None]
-
-        result = sensitivity_probe(normalized_updates, list(random_neighbour_pairs(setup, count, rng)), 1.0)
+        pairs = list(random_neighbour_pairs(setup, count, rng))
+        result = sensitivity_probe(_normalized_updates(setup, context), pairs, 1.0)
         summary = (f"max ||w_D - w_D'|| / Delta(n) = {result.max_distance:.4g} over {count} random neighbours x "
                    f"{AUDIT_HORIZON} iterations: " + ("REFUTED (Lemma I's bound exceeded)" if result.refuted
                                                       else f"not refuted at {count} neighbours"))
