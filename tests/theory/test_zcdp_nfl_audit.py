@@ -31,10 +31,13 @@ def test_transcript_llr_equals_direct_recomputation(context, loss, clip):
                                   replicas=6, rng=np.random.default_rng(1))
         fast = audits.transcript_llr(setup, trajectory, sampled)
         direct = np.zeros(6)
-        for n in range(1, audits.AUDIT_HORIZON + 1):  # means recomputed from the observed history alone
+        means = audits.target_path(setup, trajectory.broadcast, setup.neighbours[0])  # from the messages alone
+        others = audits.target_path(setup, trajectory.broadcast, setup.neighbours[1])
+        np.testing.assert_allclose(means if sampled is setup.neighbours[0] else others,
+                                   trajectory.primal[1:, :, audits.TARGET], rtol=1e-10, atol=1e-12)
+        for n in range(1, audits.AUDIT_HORIZON + 1):
             observed = trajectory.broadcast[n][:, audits.TARGET]
-            mean = audits._target_means(setup, trajectory.broadcast, n, setup.neighbours[0])
-            other = audits._target_means(setup, trajectory.broadcast, n, setup.neighbours[1])
+            mean, other = means[n - 1], others[n - 1]
             direct += (np.sum((observed - other) ** 2, -1) - np.sum((observed - mean) ** 2, -1)) \
                 / (2 * trajectory.variances[n, audits.TARGET])
         np.testing.assert_allclose(fast, direct, rtol=1e-9, atol=1e-9)
@@ -91,7 +94,8 @@ def test_lemma_1_holds_for_any_lad_neighbour(lad_history, angle, radius, target,
     x = radius * setup.params.c1 * np.array([np.cos(angle), np.sin(angle)])
     data = setup.neighbours[0]
     neighbour = data.replace_sample(audits.TARGET, audits.AUDIT_SAMPLES_PER_AGENT - 1, x, target)
-    shift = np.linalg.norm(audits._target_means(setup, history, n, data) - audits._target_means(setup, history, n, neighbour))
+    shift = np.linalg.norm(audits.target_path(setup, history[:n + 1], data)[-1]
+                           - audits.target_path(setup, history[:n + 1], neighbour)[-1])
     bound = audits.lemma1_sensitivity(setup.params.rho, setup.params.c1, setup.network, setup.params.step.eta(n),
                                       audits.AUDIT_SAMPLES_PER_AGENT)[audits.TARGET]
     assert shift <= bound * (1 + 1e-9)

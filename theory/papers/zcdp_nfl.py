@@ -72,6 +72,10 @@ CLAIMS = (
           Check("sensitivity probe, random squared-loss neighbours", A, audits.probe_random_neighbours("squared", False)),
           Check("one release, squared-loss canary", A, audits.audit_release("squared", False)),
           Check("whole transcript, squared-loss canary", A, audits.audit_transcript("squared", False))),
+    claim("audit-reading-25", "variant", "L331-L336 (25)-(26)", "Privacy under the reading of (25)-(26)",
+          "Not claimed by the paper: with R' at the un-noised w_k as written in (25)-(26) (spec 2.6 R_subgrad_point), "
+          "the private state leaks into later releases; does Lemma I's bound still hold per release?",
+          Check("sensitivity probe, ridge clipped, R' at w_k", A, audits.probe_sensitivity("squared", True, "primal"))),
     claim("zcdp-stronger-than-renyi", "headline", "L10, L28", "zCDP is stronger than Renyi-DP",
           "zCDP bounds all positive moments linearly, hence a stronger guarantee than Renyi-DP's single moment.",
           Check("sympy orders", S, symbolic.check_zcdp_vs_renyi)),

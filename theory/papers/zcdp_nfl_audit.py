@@ -66,7 +66,7 @@ class AuditSetup:
     delta: float
 
 
-def audit_setup(context: CheckContext, loss: str, clip: bool) -> AuditSetup:
+def audit_setup(context: CheckContext, loss: str, clip: bool, subgradient_point: str = "broadcast") -> AuditSetup:
     """The audit instance with the experiments' algorithm parameters (rho, eta, tau, delta, c1)."""
     settings = settings_of({**context.parameters["figure-2"], "horizon": AUDIT_HORIZON})
     rng = np.random.default_rng(task_seed_sequence(context.root_seed, "zcdp-nfl/audit/instance"))
@@ -79,19 +79,27 @@ def audit_setup(context: CheckContext, loss: str, clip: bool) -> AuditSetup:
     neighbours = (data.replace_sample(TARGET, last, canary, target), data.replace_sample(TARGET, last, canary, -target))
     _, phi1 = zcdp_budget(AUDIT_EPSILON, settings)
     params = ZcdpNflParams(rho=settings.rho, step=StepSchedule(settings.eta0, settings.eta_power), c1=settings.c1,
-                           noise=ZcdpSchedule(phi1, settings.tau), clip=clip)
+                           noise=ZcdpSchedule(phi1, settings.tau), clip=clip, subgradient_point=subgradient_point)
     return AuditSetup(problem, network, params, neighbours, phi1, settings.delta)
 
 
-def _target_means(setup: AuditSetup, history: np.ndarray, n: int, data: LocalData) -> np.ndarray:
-    """The target's pre-noise update w_k^(n) under `data`, given the observed broadcasts up to n-1.
-    The dual is post-processing of received messages (eq. (9)): gamma^(n-1) = rho L sum_{0<s<n} tw^(s)."""
-    rho = setup.params.rho
-    dual = rho * np.einsum("kl,rld->rkd", setup.network.laplacian, history[1:n].sum(axis=0))
-    clip = setup.params.c1 if setup.params.clip else None
-    gradient = setup.problem.local_subgradient(history[n - 1], data, clip=clip)
-    eta = setup.params.step.eta(n)
-    return primal_update(history[n - 1], dual, gradient, setup.network, rho, eta)[:, TARGET]
+def target_path(setup: AuditSetup, history: np.ndarray, data: LocalData) -> np.ndarray:
+    """The target's pre-noise updates w_k^(n), n = 1..T, under `data`, given the observed broadcasts
+    history (T+1, R, N, d): (T, R, d). Everything else is post-processing of the messages: the dual
+    (eq. (9): gamma^(n-1) = rho L sum_{0<s<n} tw^(s)) and, in the `primal` reading of (25)-(26)
+    (R' at the un-noised w_k), the previous updates, recomputed along the way (w^(0) = 0)."""
+    params, problem, network = setup.params, setup.problem, setup.network
+    clip = params.c1 if params.clip else None
+    received = np.cumsum(history, axis=0) - history[0]
+    primal, path = np.zeros(history.shape[1:]), []
+    for n in range(1, history.shape[0]):  # a loop over iterations; replicas are batched
+        dual = params.rho * np.einsum("kl,rld->rkd", network.laplacian, received[n - 1])
+        regularizer_point = history[n - 1] if params.subgradient_point == "broadcast" else primal
+        gradient = problem.loss_subgradient(history[n - 1], data, clip) + \
+            problem.lam / network.num_agents * problem.regularizer_subgradient(regularizer_point)
+        primal = primal_update(history[n - 1], dual, gradient, network, params.rho, params.step.eta(n))
+        path.append(primal[:, TARGET])
+    return np.stack(path)
 
 
 def _canary_subgradient(setup: AuditSetup, point: np.ndarray, dataset: LocalData) -> np.ndarray:
@@ -106,23 +114,27 @@ def _canary_subgradient(setup: AuditSetup, point: np.ndarray, dataset: LocalData
 
 def transcript_llr(setup: AuditSetup, trajectory, sampled: LocalData) -> np.ndarray:
     """LLR log p_D / p_D' of the whole transcript of a run on `sampled` (one of the neighbours): (R,).
-    The target's mean under the sampled dataset is its pre-noise iterate; under the other dataset it
-    differs only through the canary's term in (7): w_other - w_sampled = -(l'_other - l'_sampled)/(M den)."""
+    The target's means under both datasets are recomputed from the messages (`target_path`). In the
+    default reading the shortcut is exact and cheap: the mean under the sampled dataset is the run's
+    pre-noise iterate, and the other differs only through the canary's term in (7),
+    w_other - w_sampled = -(l'_other - l'_sampled)/(M den)."""
     data, neighbour = setup.neighbours
-    other = neighbour if sampled is data else data
-    degree = setup.network.degrees[TARGET]
-    total = np.zeros(trajectory.broadcast.shape[1])
-    for n in range(1, trajectory.broadcast.shape[0]):  # a loop over iterations; replicas are batched
-        point = trajectory.broadcast[n - 1][:, TARGET]
-        denominator = 1.0 / setup.params.step.eta(n) + 2.0 * setup.params.rho * degree
-        shift = -(_canary_subgradient(setup, point, other) - _canary_subgradient(setup, point, sampled))
-        mean_sampled = trajectory.primal[n][:, TARGET]
-        mean_other = mean_sampled + shift / (AUDIT_SAMPLES_PER_AGENT * denominator)
-        mean_d, mean_neighbour = (mean_sampled, mean_other) if sampled is data else (mean_other, mean_sampled)
-        observed = trajectory.broadcast[n][:, TARGET]
-        total += (np.sum((observed - mean_neighbour) ** 2, -1) - np.sum((observed - mean_d) ** 2, -1)) \
-            / (2 * trajectory.variances[n, TARGET])
-    return total
+    if setup.params.subgradient_point != "broadcast":
+        means = {id(d): target_path(setup, trajectory.broadcast, d) for d in (data, neighbour)}
+    else:
+        other = neighbour if sampled is data else data
+        points = trajectory.broadcast[:-1, :, TARGET]                           # tilde w_k^(n-1), n = 1..T
+        n = np.arange(1, trajectory.broadcast.shape[0])
+        eta = np.array([setup.params.step.eta(k) for k in n])
+        denominator = 1.0 / eta + 2.0 * setup.params.rho * setup.network.degrees[TARGET]
+        shift = np.stack([_canary_subgradient(setup, p, sampled) - _canary_subgradient(setup, p, other) for p in points])
+        mean_sampled = trajectory.primal[1:, :, TARGET]
+        means = {id(sampled): mean_sampled,
+                 id(other): mean_sampled + shift / (AUDIT_SAMPLES_PER_AGENT * denominator[:, None, None])}
+    observed = trajectory.broadcast[1:, :, TARGET]
+    variances = trajectory.variances[1:, TARGET][:, None]
+    return np.sum((np.sum((observed - means[id(neighbour)]) ** 2, -1) - np.sum((observed - means[id(data)]) ** 2, -1))
+                  / (2 * variances), axis=0)
 
 
 def transcript_sampler(setup: AuditSetup):
@@ -137,11 +149,11 @@ def release_sampler(setup: AuditSetup, history: np.ndarray, variance: float):
     """One release (iteration RELEASE) of the target given a fixed observed history: Theorem I's
     per-iteration guarantee. Returns the Gaussian LLR of each sample (the exact score)."""
     data, neighbour = setup.neighbours
-    mean = _target_means(setup, history, RELEASE, data)[0]
-    other = _target_means(setup, history, RELEASE, neighbour)[0]
+    mean = target_path(setup, history[:RELEASE + 1], data)[-1, 0]
+    other = target_path(setup, history[:RELEASE + 1], neighbour)[-1, 0]
 
     def sample(dataset: LocalData, count: int, rng: np.random.Generator) -> np.ndarray:
-        centre = _target_means(setup, history, RELEASE, dataset)[0]
+        centre = mean if dataset is data else other
         observed = centre + np.sqrt(variance) * rng.standard_normal((count, AUDIT_DIM))
         return (np.sum((observed - other) ** 2, -1) - np.sum((observed - mean) ** 2, -1)) / (2 * variance)
     return sample
@@ -179,18 +191,18 @@ def audit_release(loss: str, clip: bool):
     return check
 
 
-def audit_transcript(loss: str, clip: bool):
+def audit_transcript(loss: str, clip: bool, reading: str = "broadcast"):
     """Corollary (L134-L140) against the whole message transcript (L28's adversary): the run is
     (eps, delta)-DP with the Corollary's eps, and rho_total-zCDP (Theorem I composed, App. C)."""
 
     def check(context: CheckContext) -> tuple[Verdict, Evidence]:
         if "figure-2" not in context.parameters:
             return Verdict.NOT_RUN, Evidence("experiment parameters not supplied")
-        setup = audit_setup(context, loss, clip)
+        setup = audit_setup(context, loss, clip, reading)
         tau = setup.params.noise.tau
         claim = PrivacyClaim(epsilon=float(corollary_epsilon(setup.phi1, tau, AUDIT_HORIZON, setup.delta)),
                              delta=setup.delta, rho=float(dynamic_zcdp_total(setup.phi1, tau, AUDIT_HORIZON)))
-        return _run_audit(context, transcript_sampler(setup), claim, setup, f"transcript/{loss}/clip={clip}")
+        return _run_audit(context, transcript_sampler(setup), claim, setup, f"transcript/{loss}/clip={clip}/{reading}")
     return check
 
 
@@ -203,11 +215,11 @@ def _normalized_updates(setup: AuditSetup, context: CheckContext):
                                           AUDIT_SAMPLES_PER_AGENT)[TARGET] for n in iterations])
 
     def normalized_updates(dataset: LocalData) -> np.ndarray:
-        return np.stack([_target_means(setup, history, n, dataset)[0] for n in iterations]) / bounds[:, None]
+        return target_path(setup, history, dataset)[:, 0] / bounds[:, None]
     return normalized_updates
 
 
-def probe_sensitivity(loss: str, clip: bool):
+def probe_sensitivity(loss: str, clip: bool, reading: str = "broadcast"):
     """Lemma I (L118-L120) by a sensitivity probe: the target's pre-noise update under D and D' from
     the SAME observed history (Definition I compares the two updates with identical inputs; running
     both datasets with identical noise would let the histories drift apart, which adaptive
@@ -216,7 +228,7 @@ def probe_sensitivity(loss: str, clip: bool):
     def check(context: CheckContext) -> tuple[Verdict, Evidence]:
         if "figure-2" not in context.parameters:
             return Verdict.NOT_RUN, Evidence("experiment parameters not supplied")
-        setup = audit_setup(context, loss, clip)
+        setup = audit_setup(context, loss, clip, reading)
         result = sensitivity_probe(_normalized_updates(setup, context), setup.neighbours, 1.0)
         worst = result.witness_index[-1] + 1
         summary = (f"max ||w_D - w_D'|| / Delta(n) = {result.max_distance:.6g} at n = {worst} over {AUDIT_HORIZON} "
