@@ -1,0 +1,419 @@
+"""Real datasets of the DP-RECAL experiments (seeds 000/001), read with numpy only and byte-checked.
+
+The files and their origin are described in `shared/data/README.md`; the subsets and the
+preprocessing follow the spec `specs/dp_recal.md` §5.1 (v1:L562):
+
+* "remove missing values": rows with a NaN/inf feature or label are dropped and counted
+  (`Dataset.missing_rows_removed`); none of the shipped files has any (asserted in the tests).
+  In svmlight files an absent `index:value` pair is a stored zero, not a missing value.
+* "normalize all numerical features to [0, 1]": ijcnn1 by per-feature min-max (the harness
+  default); images by x / 255 (the pixel range; the spec allows it, "equivalent up to constant
+  features"). Each `Dataset` records which in `preprocessing`.
+* labels "into {+1, -1}": ijcnn1 keeps its -1/+1 labels; for the image subsets the paper does not say
+  which class is +1, so the harness default of the spec applies: the second-listed class is +1
+  (MNIST digit 0 -> -1, digit 1 -> +1; Fashion-MNIST T-shirt/top (0) -> -1, Trouser (1) -> +1;
+  CIFAR-10 cat (3) -> -1, dog (5) -> +1).
+* "allocate the data equally to the agents": `split_over_agents`.
+
+CIFAR-10 is not shipped: it is loaded only from a directory the user gives, and is otherwise
+reported as "data not available" (never replaced by synthetic data).
+"""
+
+from __future__ import annotations
+
+import bz2
+import gzip
+import hashlib
+import os
+import pickle
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from algorithms.errors import DpverifyError, InvalidDataError, InvalidParameterError
+from algorithms.problems import LocalData
+
+DATA_ENV = "DPVERIFY_DATA"
+CHECKSUM_FILE = "SHA256SUMS"
+PROJECT_ROOT = Path(__file__).resolve().parent.parent
+SHARED_DATA_DIR = PROJECT_ROOT.parent / "shared" / "data"
+
+IJCNN1_FILE = "ijcnn1.trn.bz2"
+IJCNN1_NUM_FEATURES = 22
+IDX_IMAGES_MAGIC = 2051
+IDX_LABELS_MAGIC = 2049
+PIXEL_MAX = 255.0
+CIFAR10_DIRNAME = "cifar-10-batches-py"
+CIFAR10_NUM_BATCHES = 5
+CIFAR10_CAT, CIFAR10_DOG = 3, 5
+_HASH_CHUNK = 1 << 20
+
+
+class DatasetNotAvailableError(DpverifyError):
+    """A data directory or data file that is not there."""
+
+
+class ChecksumMismatchError(DpverifyError):
+    """A data file whose SHA-256 differs from SHA256SUMS, or that SHA256SUMS does not list."""
+
+
+class UnknownDatasetError(DpverifyError, KeyError):
+    """A dataset name that `load_dataset` does not know."""
+
+    def __str__(self) -> str:  # KeyError would show the message quoted, as a repr
+        return str(self.args[0]) if self.args else ""
+
+
+@dataclass(frozen=True, eq=False)
+class Dataset:
+    """A binary classification dataset ready for the experiments: features in [0, 1], labels in {-1, +1}."""
+
+    name: str
+    features: np.ndarray  # (n, d) float64 in [0, 1]
+    labels: np.ndarray  # (n,) float64 in {-1, +1}
+    source: str  # which files, from where
+    checksum_verified: bool
+    preprocessing: str = ""  # scaling and label mapping applied (spec §5.1)
+    missing_rows_removed: int = 0
+
+    def __post_init__(self) -> None:
+        features = np.array(self.features, dtype=np.float64)
+        labels = np.array(self.labels, dtype=np.float64)
+        if features.ndim != 2 or labels.shape != (features.shape[0],):
+            raise InvalidDataError(
+                f"dataset {self.name!r}: expected features (n, d) and labels (n,); got {features.shape} and {labels.shape}"
+            )
+        if not np.all(np.isfinite(features)) or features.size and (features.min() < 0 or features.max() > 1):
+            raise InvalidDataError(f"dataset {self.name!r}: features must be finite and lie in [0, 1] (spec §5.1)")
+        if not np.all(np.abs(labels) == 1):
+            raise InvalidDataError(
+                f"dataset {self.name!r}: labels must lie in {{-1, +1}} (spec §5.1); got {np.unique(labels)}"
+            )
+        features.setflags(write=False)
+        labels.setflags(write=False)
+        object.__setattr__(self, "features", features)
+        object.__setattr__(self, "labels", labels)
+
+    @property
+    def num_samples(self) -> int:
+        return self.features.shape[0]
+
+    @property
+    def dim(self) -> int:
+        return self.features.shape[1]
+
+
+# --------------------------------------------------------------------------------------------------
+# Where the data is, and whether it is the right data
+
+
+def default_data_dir() -> Path:
+    """`$DPVERIFY_DATA` if set, else `<project root>/../shared/data` if it exists."""
+    configured = os.environ.get(DATA_ENV, "").strip()
+    if configured:
+        path = Path(configured).expanduser()
+        if not path.is_dir():
+            raise DatasetNotAvailableError(f"${DATA_ENV} = {configured!r} is not a directory")
+        return path
+    if SHARED_DATA_DIR.is_dir():
+        return SHARED_DATA_DIR
+    raise DatasetNotAvailableError(
+        f"no data directory: ${DATA_ENV} is not set and {SHARED_DATA_DIR} does not exist; "
+        f"set {DATA_ENV}=/path/to/data or pass data_dir= (the directory holding SHA256SUMS)"
+    )
+
+
+def _read_checksums(data_dir: Path) -> dict[str, str]:
+    sums_path = data_dir / CHECKSUM_FILE
+    if not sums_path.is_file():
+        raise DatasetNotAvailableError(f"no {CHECKSUM_FILE} in {data_dir}: cannot verify the data files")
+    expected = {}
+    for number, line in enumerate(sums_path.read_text().splitlines(), start=1):
+        if not line.strip():
+            continue
+        digest, _, name = line.strip().partition(" ")
+        name = name.strip().removeprefix("*")  # "*" marks binary mode in sha256sum output
+        if len(digest) != 64 or not name:
+            raise InvalidDataError(f"{sums_path}:{number}: expected '<sha256 hex>  <relative path>'; got {line!r}")
+        expected[name] = digest.lower()
+    return expected
+
+
+def sha256_file(path: Path) -> str:
+    digest = hashlib.sha256()
+    with open(path, "rb") as stream:
+        while chunk := stream.read(_HASH_CHUNK):
+            digest.update(chunk)
+    return digest.hexdigest()
+
+
+def verify_checksums(data_dir, files) -> dict[str, str]:
+    """Check each relative path of `files` against `data_dir/SHA256SUMS`; return {path: sha256}."""
+    data_dir = Path(data_dir)
+    expected = _read_checksums(data_dir)
+    verified = {}
+    for name in files:
+        path = data_dir / name
+        if not path.is_file():
+            raise DatasetNotAvailableError(f"data file {name} not found in {data_dir} (expected at {path})")
+        if name not in expected:
+            raise ChecksumMismatchError(f"{name} is not listed in {data_dir / CHECKSUM_FILE}: cannot verify it")
+        actual = sha256_file(path)
+        if actual != expected[name]:
+            raise ChecksumMismatchError(
+                f"checksum mismatch for {path}: expected sha256 {expected[name]}, got {actual} "
+                f"(the file is corrupted or is not the one {CHECKSUM_FILE} describes)"
+            )
+        verified[name] = actual
+    return verified
+
+
+# --------------------------------------------------------------------------------------------------
+# Parsers (numpy only)
+
+
+def read_svmlight_bz2(path, num_features: int) -> tuple[np.ndarray, np.ndarray]:
+    """Dense (X float64 (n, num_features), y float64 (n,)) from a bzip2 svmlight file
+    ("label idx:val idx:val ...", 1-based indices; absent pairs are zeros)."""
+    try:
+        with bz2.open(path, "rt", encoding="ascii") as stream:
+            lines = [line.split("#", 1)[0].split() for line in stream]
+    except (OSError, EOFError, UnicodeDecodeError) as error:
+        raise InvalidDataError(f"{path}: not a readable bzip2 svmlight file ({error})") from error
+    lines = [tokens for tokens in lines if tokens]
+    try:
+        labels = np.array([tokens[0] for tokens in lines], dtype=np.float64)
+        counts = np.array([len(tokens) - 1 for tokens in lines])
+        pairs = " ".join(" ".join(tokens[1:]) for tokens in lines).replace(":", " ").split()
+        flat = np.array(pairs, dtype=np.float64).reshape(-1, 2)
+    except ValueError as error:
+        raise InvalidDataError(f"{path}: malformed svmlight line, expected 'label idx:val ...' ({error})") from error
+    if flat.shape[0] != counts.sum():
+        raise InvalidDataError(f"{path}: every feature must be written 'idx:val'")
+    indices = flat[:, 0]
+    if indices.size and (np.any(indices != np.round(indices)) or indices.min() < 1 or indices.max() > num_features):
+        raise InvalidDataError(f"{path}: feature indices must be integers in [1, {num_features}]")
+    features = np.zeros((len(lines), num_features))
+    features[np.repeat(np.arange(len(lines)), counts), indices.astype(np.int64) - 1] = flat[:, 1]
+    return features, labels
+
+
+def read_idx_gz(path) -> np.ndarray:
+    """A gzip IDX file: images (magic 2051, count, rows, cols) -> uint8 (count, rows, cols);
+    labels (magic 2049, count) -> uint8 (count,). Header integers are big-endian."""
+    try:
+        with gzip.open(path, "rb") as stream:
+            raw = stream.read()
+    except (OSError, EOFError) as error:
+        raise InvalidDataError(f"{path}: not a readable gzip file ({error})") from error
+    if len(raw) < 8:
+        raise InvalidDataError(f"{path}: {len(raw)} bytes, too short for an IDX header")
+    magic = int(np.frombuffer(raw, dtype=">u4", count=1)[0])
+    if magic not in (IDX_IMAGES_MAGIC, IDX_LABELS_MAGIC):
+        raise InvalidDataError(
+            f"{path}: IDX magic must be {IDX_IMAGES_MAGIC} (images) or {IDX_LABELS_MAGIC} (labels); got {magic}"
+        )
+    ndim = 3 if magic == IDX_IMAGES_MAGIC else 1
+    header = 4 * (1 + ndim)
+    if len(raw) < header:
+        raise InvalidDataError(f"{path}: {len(raw)} bytes, too short for an IDX header of {header} bytes")
+    shape = tuple(int(size) for size in np.frombuffer(raw, dtype=">u4", count=ndim, offset=4))
+    payload = len(raw) - header
+    if payload != int(np.prod(shape)):
+        raise InvalidDataError(f"{path}: header shape {shape} needs {int(np.prod(shape))} payload bytes; found {payload}")
+    return np.frombuffer(raw, dtype=np.uint8, offset=header).reshape(shape)
+
+
+class _ArrayUnpickler(pickle.Unpickler):
+    """Unpickles only dicts/lists/bytes/numpy arrays: a CIFAR-10 batch cannot run code on load."""
+
+    _ALLOWED = {
+        ("numpy", "ndarray"),
+        ("numpy", "dtype"),
+        ("numpy.core.multiarray", "_reconstruct"),
+        ("numpy._core.multiarray", "_reconstruct"),
+        ("numpy.core.numeric", "_frombuffer"),
+        ("numpy._core.numeric", "_frombuffer"),
+        ("_codecs", "encode"),
+    }
+
+    def find_class(self, module, name):
+        if (module, name) not in self._ALLOWED:
+            raise InvalidDataError(f"CIFAR-10 batch refers to {module}.{name}; only numpy arrays are allowed")
+        return super().find_class(module, name)
+
+
+def read_cifar10_batches(directory) -> tuple[np.ndarray, np.ndarray]:
+    """X uint8 (n, 3072) and labels int64 (n,) from the python pickle batches data_batch_1..k of
+    `directory` (k <= 5, consecutive from 1; the real set has all 5 batches of 10,000 images)."""
+    directory = Path(directory)
+    paths = []
+    for number in range(1, CIFAR10_NUM_BATCHES + 1):
+        path = directory / f"data_batch_{number}"
+        if not path.is_file():
+            break
+        paths.append(path)
+    if not paths:
+        raise DatasetNotAvailableError(f"CIFAR-10 data not available: no data_batch_1 in {directory}")
+    if any((directory / f"data_batch_{n}").exists() for n in range(len(paths) + 2, CIFAR10_NUM_BATCHES + 1)):
+        raise InvalidDataError(
+            f"{directory}: CIFAR-10 batches must be consecutive from 1; data_batch_{len(paths) + 1} is missing"
+        )
+    images, labels = [], []
+    for path in paths:
+        try:
+            with open(path, "rb") as stream:
+                batch = _ArrayUnpickler(stream, encoding="bytes").load()
+            data = np.asarray(batch[b"data"], dtype=np.uint8)
+            batch_labels = np.asarray(batch[b"labels"], dtype=np.int64)
+        except InvalidDataError:
+            raise
+        except (pickle.UnpicklingError, EOFError, KeyError, TypeError, ValueError) as error:
+            raise InvalidDataError(
+                f"{path}: not a CIFAR-10 python batch (dict with b'data', b'labels'): {error!r}"
+            ) from error
+        if data.ndim != 2 or data.shape[1] != 3072 or batch_labels.shape != (data.shape[0],):
+            raise InvalidDataError(
+                f"{path}: expected data (n, 3072) and labels (n,); got {data.shape} and {batch_labels.shape}"
+            )
+        images.append(data)
+        labels.append(batch_labels)
+    return np.concatenate(images), np.concatenate(labels)
+
+
+# --------------------------------------------------------------------------------------------------
+# Preprocessing (spec §5.1) and the named datasets
+
+
+def remove_missing_rows(features: np.ndarray, labels: np.ndarray) -> tuple[np.ndarray, np.ndarray, int]:
+    """Spec §5.1 "remove missing values": drop every row with a NaN/inf feature or label."""
+    keep = np.all(np.isfinite(features), axis=1) & np.isfinite(labels)
+    return features[keep], labels[keep], int(keep.size - np.count_nonzero(keep))
+
+
+def min_max_scale(features: np.ndarray) -> np.ndarray:
+    """Per-feature (x - min) / (max - min) into [0, 1]; a constant feature becomes 0."""
+    low, high = features.min(axis=0), features.max(axis=0)
+    span = np.where(high > low, high - low, 1.0)
+    return np.clip((features - low) / span, 0.0, 1.0)
+
+
+def _binary_images(name, data_dir, folder, negative, positive, description) -> Dataset:
+    files = [f"{folder}/train-images-idx3-ubyte.gz", f"{folder}/train-labels-idx1-ubyte.gz"]
+    verify_checksums(data_dir, files)
+    images = read_idx_gz(data_dir / files[0])
+    classes = read_idx_gz(data_dir / files[1])
+    if images.ndim != 3 or classes.ndim != 1 or images.shape[0] != classes.shape[0]:
+        raise InvalidDataError(f"{data_dir / folder}: {images.shape[0]} images but {classes.shape[0]} labels")
+    keep = (classes == negative) | (classes == positive)
+    features = images[keep].reshape(int(keep.sum()), -1) / PIXEL_MAX
+    labels = np.where(classes[keep] == positive, 1.0, -1.0)
+    features, labels, removed = remove_missing_rows(features, labels)
+    return Dataset(
+        name,
+        features,
+        labels,
+        source=f"{description} training set, classes {negative} and {positive}: {', '.join(files)} in {data_dir}",
+        checksum_verified=True,
+        preprocessing=f"pixels / 255; class {negative} -> -1, class {positive} -> +1 (second-listed class = +1)",
+        missing_rows_removed=removed,
+    )
+
+
+def _load_ijcnn1(data_dir: Path) -> Dataset:
+    verify_checksums(data_dir, [IJCNN1_FILE])
+    features, labels = read_svmlight_bz2(data_dir / IJCNN1_FILE, IJCNN1_NUM_FEATURES)
+    features, labels, removed = remove_missing_rows(features, labels)
+    if not np.all(np.abs(labels) == 1):
+        raise InvalidDataError(f"{data_dir / IJCNN1_FILE}: labels must be -1/+1; got {np.unique(labels)}")
+    return Dataset(
+        "ijcnn1",
+        min_max_scale(features),
+        labels,
+        source=f"LIBSVM ijcnn1 training set (svmlight, bzip2): {IJCNN1_FILE} in {data_dir}",
+        checksum_verified=True,
+        preprocessing="per-feature min-max to [0, 1] (constant features -> 0); labels -1/+1 as given",
+        missing_rows_removed=removed,
+    )
+
+
+def _cifar10_directory(data_dir) -> Path:
+    not_available = (
+        "CIFAR-10 data not available: it is not shipped with the shared data; pass "
+        f"load_dataset('cifar10', data_dir=DIR) or set {DATA_ENV} to a directory holding "
+        f"{CIFAR10_DIRNAME}/ or data_batch_1..5 (the python version of CIFAR-10)"
+    )
+    try:
+        base = Path(data_dir) if data_dir is not None else default_data_dir()
+    except DatasetNotAvailableError as error:
+        raise DatasetNotAvailableError(f"{not_available} ({error})") from error
+    for candidate in (base / CIFAR10_DIRNAME, base):
+        if (candidate / "data_batch_1").is_file():
+            return candidate
+    raise DatasetNotAvailableError(f"{not_available}; looked in {base / CIFAR10_DIRNAME} and {base}")
+
+
+def _load_cifar10(data_dir) -> Dataset:
+    directory = _cifar10_directory(data_dir)
+    images, classes = read_cifar10_batches(directory)
+    keep = (classes == CIFAR10_CAT) | (classes == CIFAR10_DOG)
+    features = images[keep] / PIXEL_MAX
+    labels = np.where(classes[keep] == CIFAR10_DOG, 1.0, -1.0)
+    features, labels, removed = remove_missing_rows(features, labels)
+    batches = len(list(directory.glob("data_batch_[1-5]")))
+    return Dataset(
+        "cifar10",
+        features,
+        labels,
+        source=f"CIFAR-10 python batches 1..{batches} (of {CIFAR10_NUM_BATCHES}) in {directory}, cat and dog",
+        checksum_verified=False,  # no SHA256SUMS entry: CIFAR-10 is not shipped
+        preprocessing=f"pixels / 255; cat ({CIFAR10_CAT}) -> -1, dog ({CIFAR10_DOG}) -> +1 (second-listed class = +1)",
+        missing_rows_removed=removed,
+    )
+
+
+_LOADERS = {
+    "ijcnn1": _load_ijcnn1,
+    "mnist": lambda d: _binary_images("mnist", d, "mnist", 0, 1, "MNIST"),
+    "fashion-mnist": lambda d: _binary_images("fashion-mnist", d, "fashion-mnist", 0, 1, "Fashion-MNIST"),
+    "cifar10": _load_cifar10,
+}
+DATASET_NAMES = tuple(_LOADERS)
+
+
+def load_dataset(name: str, data_dir=None) -> Dataset:
+    """The named dataset with the spec's subset and preprocessing; shipped files are checksum-verified
+    before parsing. `data_dir` defaults to `default_data_dir()`."""
+    if name not in _LOADERS:
+        raise UnknownDatasetError(f"unknown dataset {name!r}; known datasets: {', '.join(DATASET_NAMES)}")
+    if name == "cifar10":
+        return _load_cifar10(data_dir)
+    directory = Path(data_dir) if data_dir is not None else default_data_dir()
+    if not directory.is_dir():
+        raise DatasetNotAvailableError(f"data directory {directory} does not exist (set {DATA_ENV} or pass data_dir=)")
+    return _LOADERS[name](directory)
+
+
+def split_over_agents(dataset: Dataset, num_agents: int, rng=None, shuffle: bool = False) -> LocalData:
+    """Allocate the data equally to `num_agents` agents (spec §5.1): each gets M = n // num_agents rows,
+    agent k the rows k*M .. (k+1)*M - 1 of the (optionally shuffled) data, and the last
+    n - num_agents * M rows (fewer than num_agents) are DROPPED so that all agents hold M samples
+    (e.g. 8 agents: ijcnn1 drops 6 rows, MNIST 0/1 drops 1, Fashion-MNIST 0/1 none).
+    With shuffle=True the rows are permuted first by `rng` (a Generator or a seed; required, so the
+    split is reproducible); the spec's default split is shuffle with a fixed seed."""
+    is_integer = isinstance(num_agents, (int, np.integer)) and not isinstance(num_agents, bool)
+    if not (is_integer and 1 <= num_agents <= dataset.num_samples):
+        raise InvalidParameterError(
+            f"num_agents must be an integer in [1, n = {dataset.num_samples}] (equal split, spec §5.1); got {num_agents!r}"
+        )
+    order = np.arange(dataset.num_samples)
+    if shuffle:
+        if rng is None:
+            raise InvalidParameterError("shuffle=True needs rng (a numpy Generator or a seed) so the split is reproducible")
+        order = np.random.default_rng(rng).permutation(order)
+    per_agent = dataset.num_samples // num_agents
+    order = order[: per_agent * num_agents]
+    features = dataset.features[order].reshape(num_agents, per_agent, dataset.dim)
+    targets = dataset.labels[order].reshape(num_agents, per_agent)
+    return LocalData(features, targets)
