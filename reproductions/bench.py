@@ -22,6 +22,7 @@ NUM_AGENTS, NUM_EDGES, NUM_SAMPLES, DIM = 50, 75, 50, 8  # seeds/004 L304
 RHO, ETA0, SIGMA = 0.05, 1.0, 0.01                       # any fixed values: speed does not depend on them
 PHI1, TAU, C1 = 1e-3, 0.99, 1.0
 SPEEDUP_TARGET = 20.0
+REPLICAS, ITERATIONS = 100, 200  # defaults of `dpverify bench zcdp-nfl`
 LOOP_ITERATIONS = 5  # the loop is slow; its per-iteration time is measured on a few iterations
 
 
@@ -74,7 +75,9 @@ def _timed(function: Callable[[], np.ndarray]) -> tuple[float, np.ndarray]:
     return time.perf_counter() - started, result
 
 
-def run_benchmarks(*, replicas: int, iterations: int, echo: Callable[[str], None] = print) -> dict[str, float]:
+def run_benchmarks(*, replicas: int | None = None, iterations: int | None = None,
+                   echo: Callable[[str], None] = print) -> dict[str, float]:
+    replicas, iterations = replicas or REPLICAS, iterations or ITERATIONS
     network, data, problem, rng = _setup(replicas)
     # timed: the library's run (noise through the mechanism, ledger, observer off)
     params = ZcdpNflParams(rho=RHO, step=StepSchedule(ETA0, 0.5), c1=C1, noise=ZcdpSchedule(PHI1, TAU))

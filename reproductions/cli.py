@@ -195,17 +195,30 @@ def report(out: OutOpt = DEFAULT_OUT) -> None:
         typer.echo(str(path))
 
 
+BENCHMARK_MODULES = {  # paper id -> module with run_benchmarks(*, replicas, iterations, echo)
+    "zcdp-nfl": "reproductions.bench",
+}
+
+
 @app.command()
-def bench(replicas: Annotated[int, typer.Option(min=1)] = 100,
-          iterations: Annotated[int, typer.Option(min=1)] = 200) -> None:
-    """Measure speed: zCDP-NFL iterations per second at 50 clients, dimension 8, batched replicas,
-    against a straightforward per-client Python loop (target: at least 20x); the auditor's tightness
-    (Laplace, eps = 1: eps_lb at 1e4/1e5/1e6 samples), speed (1e6 samples < 5 s) and memory (1e7 < 1 GB)."""
-    from reproductions.bench import run_benchmarks
+def bench(paper: PaperArg = None,
+          replicas: Annotated[Optional[int], typer.Option(min=1, help="batched replicas (default: the paper's target)")] = None,
+          iterations: Annotated[Optional[int], typer.Option(min=1, help="iterations timed (default: the paper's target)")] = None,
+          audit: Annotated[bool, typer.Option(help="also benchmark the privacy auditor")] = True) -> None:
+    """Measure speed: each paper's batched algorithm against a straightforward per-agent Python loop
+    (the same numbers, checked), in iterations/s and as a speed-up against the issue's target; and the
+    auditor's tightness (Laplace, eps = 1: eps_lb at 1e4/1e5/1e6 samples), speed and memory."""
+    import importlib
+
     from reproductions.bench_audit import run_audit_benchmarks
 
-    run_benchmarks(replicas=replicas, iterations=iterations, echo=typer.echo)
-    run_audit_benchmarks(echo=typer.echo)
+    for paper_id in [paper] if paper else list(BENCHMARK_MODULES):
+        if paper_id not in BENCHMARK_MODULES:
+            raise DpverifyError(f"no benchmark for paper {paper_id!r}; benchmarks exist for: {', '.join(BENCHMARK_MODULES)}")
+        module = importlib.import_module(BENCHMARK_MODULES[paper_id])
+        module.run_benchmarks(replicas=replicas, iterations=iterations, echo=typer.echo)
+    if audit:
+        run_audit_benchmarks(echo=typer.echo)
 
 
 def main() -> None:
