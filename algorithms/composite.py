@@ -1,0 +1,176 @@
+"""Composite problems min_x sum_i f_i(x) + n r(x) of the DP-RECAL paper (seeds/001 eq. (1), Sec. VII).
+
+Sec. VII (v1:L554-L558, L944-L950) prints the experiment objectives as
+    (1/n) sum_i (1/m_i) sum_j loss(B_ij^T x, b_ij) + 1/2 ||x||^2 + 1/2 ||x||_1,
+with loss = 1/2 (B^T x - b)^2 (linear regression) or ln(1 + exp(-b B^T x)) (logistic regression).
+Multiplying by n maps it onto (1) (spec §5.1, mapping "M1", the default): f_i(x) is agent i's mean
+loss and r(x) = ridge ||x||^2 + lasso ||x||_1 with ridge = lasso = 1/2. Under mapping "M2" the ridge
+term moves into f_i (f_i += ridge ||x||^2, r = lasso ||x||_1): same objective, different split
+between the smooth part that agents evaluate and the prox the baton holder applies.
+
+Data are `algorithms.problems.LocalData` (features (n, m, q), targets (n, m) with labels +-1).
+Every function is batched over leading axes and loops over no agent.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+from scipy.special import expit
+
+from algorithms.errors import InvalidDataError, InvalidParameterError
+from algorithms.problems import LocalData
+from algorithms.validation import require_positive
+
+LOSSES = ("linear", "logistic")
+MAPPINGS = ("M1", "M2")
+PAPER_RIDGE = PAPER_LASSO = 0.5  # seeds/001 v1:L556, L948: + 1/2 ||x||^2 + 1/2 ||x||_1
+
+
+def soft_threshold(v: np.ndarray, threshold: float) -> np.ndarray:
+    return np.sign(v) * np.maximum(np.abs(v) - threshold, 0.0)
+
+
+@dataclass(frozen=True)
+class CompositeProblem:
+    """sum_i f_i(x) + n r(x) (seeds/001 eq. (1)) with the Sec. VII losses and regularizer."""
+
+    loss: str = "linear"
+    ridge: float = PAPER_RIDGE   # coefficient of ||x||^2 in the printed objective (0 for the r = 0 rows)
+    lasso: float = PAPER_LASSO   # coefficient of ||x||_1
+    mapping: str = "M1"
+
+    def __post_init__(self) -> None:
+        if self.loss not in LOSSES:
+            raise InvalidParameterError(f"loss must be one of {LOSSES}; got {self.loss!r}")
+        if self.mapping not in MAPPINGS:
+            raise InvalidParameterError(f"mapping must be one of {MAPPINGS} (spec §5.1); got {self.mapping!r}")
+        for name in ("ridge", "lasso"):
+            value = getattr(self, name)
+            if not (np.isfinite(value) and value >= 0):
+                raise InvalidParameterError(f"{name} must be finite and >= 0; got {value!r}")
+
+    @property
+    def smooth_ridge(self) -> float:
+        """Coefficient of ||x||^2 inside each f_i (mapping M2) — 0 under M1."""
+        return self.ridge if self.mapping == "M2" else 0.0
+
+    @property
+    def prox_ridge(self) -> float:
+        """Coefficient of ||x||^2 inside r (mapping M1) — 0 under M2."""
+        return 0.0 if self.mapping == "M2" else self.ridge
+
+    # ----- smooth part f_i -----
+    def sample_coefficients(self, margins: np.ndarray, targets: np.ndarray) -> np.ndarray:
+        """d loss / d (B^T x) per sample: linear B^T x - b; logistic -b sigmoid(-b B^T x)."""
+        if self.loss == "linear":
+            return margins - targets
+        return -targets * expit(-targets * margins)
+
+    def local_losses(self, X: np.ndarray, data: LocalData) -> np.ndarray:
+        """f_i(x_i) for every agent: (..., n, q) -> (..., n)."""
+        X = _check_agent_iterates(X, data)
+        margins = np.einsum("nmq,...nq->...nm", data.features, X, optimize=True)
+        if self.loss == "linear":
+            per_sample = 0.5 * (margins - data.targets) ** 2
+        else:
+            per_sample = np.logaddexp(0.0, -data.targets * margins)
+        return per_sample.mean(axis=-1) + self.smooth_ridge * (X**2).sum(axis=-1)
+
+    def local_gradients(self, X: np.ndarray, data: LocalData, clip: float | None = None) -> np.ndarray:
+        """grad f_i(x_i) for every agent: (..., n, q) -> (..., n, q).
+
+        clip: per-sample gradient clipping to norm <= clip before averaging (spec §6, the default
+        way to make Assumption 3's constant c hold); a per-sample gradient is coefficient * B_ij, so
+        only the (..., n, m) coefficients are rescaled."""
+        X = _check_agent_iterates(X, data)
+        margins = np.einsum("nmq,...nq->...nm", data.features, X, optimize=True)
+        coefficients = self._clipped(self.sample_coefficients(margins, data.targets), data.features, clip)
+        gradient = np.einsum("...nm,nmq->...nq", coefficients, data.features, optimize=True) / data.num_samples
+        return gradient + 2.0 * self.smooth_ridge * X
+
+    def active_gradients(self, x: np.ndarray, agents: np.ndarray, data: LocalData,
+                         clip: float | None = None) -> np.ndarray:
+        """grad f_{agents[r]}(x[r]) for a batch: x (R, q), agents (R,) -> (R, q).
+
+        Only one agent per replica is active (a relay algorithm), so computing all n gradients would
+        waste a factor n; gathering each replica's (m, q) block would copy R*m*q floats. Instead the
+        replicas are grouped by active agent: one matrix product per DISTINCT agent (at most n, each
+        batched over its replicas)."""
+        x = np.asarray(x, dtype=float)
+        agents = np.asarray(agents)
+        if x.ndim != 2 or x.shape[1] != data.dim or agents.shape != x.shape[:1]:
+            raise InvalidDataError(f"x must be (R, q = {data.dim}) with agents (R,); got {x.shape}, {agents.shape}")
+        out = np.empty_like(x)
+        for agent in np.unique(agents):
+            rows = np.flatnonzero(agents == agent)
+            B, b = data.features[agent], data.targets[agent]
+            coefficients = self._clipped(self.sample_coefficients(x[rows] @ B.T, b), B, clip)
+            out[rows] = coefficients @ B / data.num_samples + 2.0 * self.smooth_ridge * x[rows]
+        return out
+
+    def per_sample_gradient_norms(self, X: np.ndarray, data: LocalData) -> np.ndarray:
+        """||grad loss(B_ij, b_ij; x_i)|| (without the M2 ridge term): (..., n, q) -> (..., n, m)."""
+        X = _check_agent_iterates(X, data)
+        margins = np.einsum("nmq,...nq->...nm", data.features, X, optimize=True)
+        return np.abs(self.sample_coefficients(margins, data.targets)) * np.linalg.norm(data.features, axis=-1)
+
+    def lipschitz_constants(self, data: LocalData) -> np.ndarray:
+        """L_i of grad f_i (Assumption 1, v1:L53): lambda_max(B_i^T B_i)/m_i, /4 for the logistic loss
+        (sigmoid' <= 1/4), + 2 * smooth_ridge."""
+        gram_max = np.linalg.eigvalsh(np.einsum("nmq,nmp->nqp", data.features, data.features))[:, -1]
+        scale = 1.0 if self.loss == "linear" else 0.25
+        return scale * gram_max / data.num_samples + 2.0 * self.smooth_ridge
+
+    # ----- nonsmooth part r -----
+    def regularizer(self, x: np.ndarray) -> np.ndarray:
+        """r(x) (..., q) -> (...)."""
+        x = np.asarray(x, dtype=float)
+        return self.prox_ridge * (x**2).sum(axis=-1) + self.lasso * np.abs(x).sum(axis=-1)
+
+    def prox_scaled_r(self, v: np.ndarray, scale: float) -> np.ndarray:
+        """prox_{scale r}(v) = argmin_z scale r(z) + 1/2 ||z - v||^2 = soft(v, scale lasso)/(1 + 2 scale ridge)
+        (spec §2.6). RECAL uses scale = n (prox_{nr}, eq. (7b)); per-agent baselines use their stepsize."""
+        require_positive("scale", scale, "a proximal operator")
+        return soft_threshold(np.asarray(v, dtype=float), scale * self.lasso) / (1.0 + 2.0 * scale * self.prox_ridge)
+
+    # ----- the whole objective -----
+    def objective(self, x: np.ndarray, data: LocalData) -> np.ndarray:
+        """sum_i f_i(x) + n r(x) at a common x: (..., q) -> (...)."""
+        x = np.asarray(x, dtype=float)
+        X = np.broadcast_to(x[..., None, :], x.shape[:-1] + (data.num_agents, data.dim))
+        return self.local_losses(X, data).sum(axis=-1) + data.num_agents * self.regularizer(x)
+
+    def gradient_sum(self, x: np.ndarray, data: LocalData) -> np.ndarray:
+        """sum_i grad f_i(x) at a common x: (..., q) -> (..., q)."""
+        x = np.asarray(x, dtype=float)
+        X = np.broadcast_to(x[..., None, :], x.shape[:-1] + (data.num_agents, data.dim))
+        return self.local_gradients(X, data).sum(axis=-2)
+
+    def natural_residual(self, x: np.ndarray, data: LocalData) -> np.ndarray:
+        """||x - prox_{nr}(x - sum_i grad f_i(x))||: zero exactly at the minimizer (a certificate)."""
+        x = np.asarray(x, dtype=float)
+        step = x - self.gradient_sum(x, data)
+        return np.linalg.norm(x - self.prox_scaled_r(step, data.num_agents), axis=-1)
+
+    @staticmethod
+    def _clipped(coefficients: np.ndarray, features: np.ndarray, clip: float | None) -> np.ndarray:
+        if clip is None:
+            return coefficients
+        clip = require_positive("clip", clip, "per-sample gradient clipping (spec §6, c = G)")
+        norms = np.abs(coefficients) * np.linalg.norm(features, axis=-1)
+        return coefficients * np.minimum(1.0, clip / np.maximum(norms, np.finfo(float).tiny))
+
+
+def accuracy(x: np.ndarray, data: LocalData) -> np.ndarray:
+    """Fraction of samples with sign(B_ij^T x) = b_ij over all agents (v1:L568); x (..., q) -> (...)."""
+    margins = np.einsum("nmq,...q->...nm", data.features, np.asarray(x, dtype=float), optimize=True)
+    return (np.where(margins >= 0, 1.0, -1.0) == data.targets).mean(axis=(-2, -1))
+
+
+def _check_agent_iterates(X, data: LocalData) -> np.ndarray:
+    X = np.asarray(X, dtype=float)
+    if X.ndim < 2 or X.shape[-2:] != (data.num_agents, data.dim):
+        raise InvalidDataError(f"iterates must have shape (..., n, q) = (..., {data.num_agents}, {data.dim}); got {X.shape}")
+    return X

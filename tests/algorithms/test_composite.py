@@ -1,0 +1,98 @@
+"""The composite problems of DP-RECAL (seeds/001 Sec. VII): gradients, prox and constants against
+finite differences, CVXPY and closed forms."""
+
+import cvxpy as cp
+import numpy as np
+import pytest
+from scipy.optimize import approx_fprime
+
+from algorithms.composite import CompositeProblem, accuracy
+from algorithms.errors import InvalidDataError, InvalidParameterError
+from algorithms.problems import LocalData
+
+
+def _data(seed=0, n=3, m=7, q=4):
+    rng = np.random.default_rng(seed)
+    return LocalData(rng.uniform(0, 1, (n, m, q)), rng.choice([-1.0, 1.0], (n, m)))
+
+
+@pytest.mark.parametrize("loss", ["linear", "logistic"])
+@pytest.mark.parametrize("mapping", ["M1", "M2"])
+def test_gradients_match_finite_differences(loss, mapping):
+    data, problem = _data(), CompositeProblem(loss, mapping=mapping)
+    X = np.random.default_rng(1).normal(size=(data.num_agents, data.dim))
+    gradients = problem.local_gradients(X, data)
+    for i in range(data.num_agents):
+        def f_i(x, i=i):
+            Z = X.copy()
+            Z[i] = x
+            return problem.local_losses(Z, data)[i]
+        np.testing.assert_allclose(gradients[i], approx_fprime(X[i], f_i, 1e-7), atol=1e-5)
+
+
+@pytest.mark.parametrize("loss", ["linear", "logistic"])
+def test_active_gradients_select_the_active_agent(loss):
+    data, problem = _data(2), CompositeProblem(loss)
+    rng = np.random.default_rng(3)
+    x, agents = rng.normal(size=(11, data.dim)), rng.integers(0, data.num_agents, 11)
+    full = problem.local_gradients(np.repeat(x[:, None, :], data.num_agents, axis=1), data, clip=0.3)
+    np.testing.assert_allclose(problem.active_gradients(x, agents, data, clip=0.3), full[np.arange(11), agents], rtol=1e-12)
+
+
+def test_clipping_bounds_every_gradient_and_leaves_small_ones():
+    data, problem = _data(4), CompositeProblem("linear")
+    X = 5 * np.random.default_rng(5).normal(size=(data.num_agents, data.dim))
+    assert problem.per_sample_gradient_norms(X, data).max() > 1
+    assert np.linalg.norm(problem.local_gradients(X, data, clip=1.0), axis=-1).max() <= 1 + 1e-12
+    np.testing.assert_allclose(problem.local_gradients(X, data, clip=1e9), problem.local_gradients(X, data))
+
+
+@pytest.mark.parametrize("scale", [0.3, 8.0])
+def test_prox_matches_cvxpy(scale):
+    problem = CompositeProblem("linear")
+    v = np.random.default_rng(6).normal(scale=5, size=6)
+    z = cp.Variable(6)
+    cp.Problem(cp.Minimize(scale * (problem.ridge * cp.sum_squares(z) + problem.lasso * cp.norm1(z))
+                           + 0.5 * cp.sum_squares(z - v))).solve()
+    np.testing.assert_allclose(problem.prox_scaled_r(v, scale), z.value, atol=1e-6)
+    # the paper's objective with n = 8: prox_{nr}(v) = soft(v, n/2)/(1 + n) (spec §5.1)
+    w = problem.prox_scaled_r(v, 8.0)
+    np.testing.assert_allclose(w, np.sign(v) * np.maximum(np.abs(v) - 4, 0) / 9)
+
+
+@pytest.mark.parametrize("loss", ["linear", "logistic"])
+def test_lipschitz_constants_are_tight_upper_bounds(loss):
+    data, problem = _data(7), CompositeProblem(loss)
+    L = problem.lipschitz_constants(data)
+    hessian_bound = np.linalg.eigvalsh(np.einsum("nmq,nmp->nqp", data.features, data.features))[:, -1] / data.num_samples
+    np.testing.assert_allclose(L, hessian_bound if loss == "linear" else hessian_bound / 4)
+    rng = np.random.default_rng(8)
+    a, b = rng.normal(size=(2, 50, data.num_agents, data.dim))
+    ratio = (np.linalg.norm(problem.local_gradients(a, data) - problem.local_gradients(b, data), axis=-1)
+             / np.linalg.norm(a - b, axis=-1))
+    assert np.all(ratio <= L + 1e-12)
+
+
+def test_mappings_describe_the_same_objective_and_minimizer():
+    data = _data(9)
+    x = np.random.default_rng(10).normal(size=(5, data.dim))
+    m1, m2 = CompositeProblem("logistic", mapping="M1"), CompositeProblem("logistic", mapping="M2")
+    np.testing.assert_allclose(m1.objective(x, data), m2.objective(x, data))
+    printed = (np.logaddexp(0, -data.targets[None] * np.einsum("nmq,rq->rnm", data.features, x)).mean(axis=-1).mean(axis=-1)
+               + 0.5 * (x**2).sum(-1) + 0.5 * np.abs(x).sum(-1))  # v1:L948 as printed, times n
+    np.testing.assert_allclose(m1.objective(x, data), data.num_agents * printed)
+
+
+def test_accuracy_counts_signs():
+    data = LocalData(np.array([[[1.0, 0.0], [0.0, 1.0]]]), np.array([[1.0, -1.0]]))
+    assert accuracy(np.array([1.0, 1.0]), data) == 0.5
+    assert accuracy(np.array([1.0, -1.0]), data) == 1.0
+
+
+def test_bad_input_is_named():
+    with pytest.raises(InvalidParameterError, match="loss"):
+        CompositeProblem("hinge")
+    with pytest.raises(InvalidParameterError, match="mapping"):
+        CompositeProblem(mapping="M3")
+    with pytest.raises(InvalidDataError, match="shape"):
+        CompositeProblem().local_gradients(np.zeros((2, 2)), _data())
