@@ -262,3 +262,40 @@ def run_recal(problem: CompositeProblem, data: LocalData, network: Network, para
         counts=stacked["counts"], noise_std=stacked.get("noise_std", np.empty((0, replicas))), active=stacked["active"],
         x_initial=x_initial, y_initial=y_initial, x_final=x, y_final=y, lam_final=lam, rho_spent=rho_spent,
         x_history=np.stack(x_history) if keep_x else None)
+
+
+# ----- noise calibration (spec §3.6: Theorem 4 and Proposition 3 inverted) -----
+def zcdp_for_epsilon(epsilon: float, delta: float) -> float:
+    """The total rho with rho + 2 sqrt(rho ln(1/delta)) = epsilon (Proposition 3, v1:L412, solved for rho)."""
+    require_positive("epsilon", epsilon, "Theorem 4")
+    if not 0 < delta < 1:
+        raise InvalidParameterError(f"delta must lie in (0, 1) (Proposition 3); got {delta!r}")
+    log_term = np.log(1.0 / delta)
+    return float((np.sqrt(log_term + epsilon) - np.sqrt(log_term)) ** 2)
+
+
+def geometric_total(first: float, decay: float, count) -> np.ndarray:
+    """sum_{t=1}^{count} first * decay^(t-1) = first (R^xi - 1)/(R - 1) (Theorem 4's sum, v1:L466)."""
+    count = np.asarray(count, dtype=float)
+    return first * count if decay == 1 else first * (decay**count - 1.0) / (decay - 1.0)
+
+
+def sigma1_for_budget(epsilon: float, delta: float, plf: int, decay: float, sensitivity: float) -> float:
+    """sigma_1 such that a run whose busiest agent is activated `plf` times spends exactly (epsilon, delta)
+    by Theorem 4: rho_1 = S* (R - 1)/(R^xi - 1), sigma_1^2 = Delta^2 / (2 rho_1) (Lemma 6 with Delta = 4 alpha beta c
+    gives sigma_1^2 = 8 alpha^2 beta^2 c^2 / rho_1)."""
+    require_positive_int("plf", plf)
+    require_positive("sensitivity", sensitivity, "the Gaussian mechanism")
+    rho1 = zcdp_for_epsilon(epsilon, delta) / float(geometric_total(1.0, decay, plf))
+    return float(np.sqrt(sensitivity**2 / (2.0 * rho1)))
+
+
+def theorem4_epsilon(rho1: float, decay: float, plf, delta: float) -> np.ndarray:
+    """epsilon = S + 2 sqrt(S ln(1/delta)), S = rho_1 (R^xi - 1)/(R - 1) (Theorem 4, v1:L458-L468, as printed)."""
+    total = geometric_total(rho1, decay, plf)
+    return total + 2.0 * np.sqrt(total * np.log(1.0 / delta))
+
+
+def lemma5_sensitivity(alpha, beta: float, c: float) -> float:
+    """Delta = 4 alpha beta c with alpha = max_i alpha_i (Lemma 5, v1:L424-L436, as printed)."""
+    return 4.0 * float(np.max(alpha)) * beta * c
