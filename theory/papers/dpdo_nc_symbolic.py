@@ -240,3 +240,17 @@ def check_summation_facts(context: CheckContext) -> tuple[Verdict, Evidence]:
         worst_double = max(worst_double, float(np.max(np.cumsum(inner) * (1 - lam_value) / (2 * np.sqrt(horizons)))))
     return decide(worst <= 1 and worst_double <= 1, f"max ratio to the bound: sum alpha {worst:.4f}, double sum {worst_double:.4f}",
                   sum_alpha_ratio=worst, double_sum_ratio=worst_double)
+
+
+def check_eps_coefficient(context: CheckContext) -> tuple[Verdict, Evidence]:
+    """Remark 4 (L481): in the bound derived from the penultimate display, eps enters only the
+    coefficients: every term is (constant in T) * sqrt(T) or free of T, for every eps, and the
+    eps-dependent terms decrease in eps."""
+    terms = penultimate_terms()
+    orders = {name: sp.simplify(term / sp.sqrt(T)).has(T) for name, term in terms.items() if name != "X1"}
+    gap = sp.Symbol("kappa", positive=True)  # 1 - lambda > 0 (Lemma 2: lambda in (0, 1))
+    decreasing = all(sp.simplify(sp.diff(term.subs(lam, 1 - gap), eps)).is_nonpositive for term in terms.values())
+    return decide(not any(orders.values()) and decreasing,
+                  f"every T-dependent term is c * sqrt(T) (terms with T left after dividing by sqrt T: "
+                  f"{[k for k, v in orders.items() if v] or 'none'}); d/d eps of every term <= 0: {decreasing}",
+                  orders={k: bool(v) for k, v in orders.items()})
