@@ -16,7 +16,8 @@ from reproductions.report import jsonable, save_figure
 from reproductions.runner import Runner, environment_provenance, write_parquet
 from theory.execution import Task
 
-EXPERIMENT_MODULES = {"zcdp-nfl": "reproductions.zcdp_nfl"}
+EXPERIMENT_MODULES = {"zcdp-nfl": "reproductions.zcdp_nfl",
+                      "dpdo-nc": "reproductions.dpdo_nc"}
 
 
 class UnknownExperimentError(DpverifyError, KeyError):

@@ -1,0 +1,106 @@
+"""DPDO-NC algorithm: projections and steps vs CVXPY, stacked form vs per-node loop, regret vs the
+CVXPY comparator, schedule validation and bad input."""
+
+import cvxpy as cp
+import numpy as np
+import pytest
+
+from algorithms.dpdo_nc import (PAPER_MATRICES, DpdoNcParams, Schedule, localization_instance, paper_schedule, replay,
+                                run_dpdo_nc)
+from algorithms.errors import InvalidDataError, InvalidGraphError, InvalidParameterError
+from algorithms.mirror import Mahalanobis, SquaredEuclidean, entropic_remark_2, entropic_step
+from algorithms.projections import project_l1_ball, project_l1_ball_weighted
+from reproductions.bench_dpdo_nc import batched_rounds, loop_rounds
+
+THETA = 4.030198
+Q = np.array([[2.0, 0.5], [0.5, 1.0]])
+
+
+@pytest.mark.parametrize("dim", [2, 5])
+def test_l1_projection_matches_cvxpy(dim):
+    rng = np.random.default_rng(0)
+    points = rng.normal(scale=3, size=(30, dim))
+    ours = project_l1_ball(points, 3.0)
+    for v, p in zip(points, ours):
+        x = cp.Variable(dim)
+        cp.Problem(cp.Minimize(cp.sum_squares(x - v)), [cp.norm1(x) <= 3]).solve(solver=cp.CLARABEL)
+        assert np.abs(p - x.value).max() < 1e-5
+        assert np.abs(p).sum() <= 3 + 1e-12
+
+
+def test_weighted_projection_matches_cvxpy():
+    rng = np.random.default_rng(1)
+    for w in rng.normal(scale=4, size=(30, 2)):
+        x = cp.Variable(2)
+        cp.Problem(cp.Minimize(cp.quad_form(x - w, Q)), [cp.norm1(x) <= 3]).solve(solver=cp.CLARABEL)
+        ours = project_l1_ball_weighted(w, Q, 3.0)
+        objective = lambda v: (v - w) @ Q @ (v - w)  # noqa: E731
+        assert objective(ours) <= objective(x.value) + 1e-7 and np.abs(ours).sum() <= 3 + 1e-12
+
+
+def test_mahalanobis_constants_and_step_stationarity():
+    mirror = Mahalanobis(Q)
+    eigenvalues = np.linalg.eigvalsh(Q)
+    assert mirror.omega == pytest.approx(2 * eigenvalues[0]) and mirror.smoothness == pytest.approx(2 * eigenvalues[1])
+    z, g = np.array([0.1, -0.2]), np.array([1.0, 2.0])   # interior: the step solves 2Q(x - z) + alpha g = 0
+    x = mirror.step(z, g, 0.3, 3.0)
+    assert np.allclose(2 * Q @ (x - z) + 0.3 * g, 0, atol=1e-12)
+
+
+def test_entropic_maps():
+    y, g = np.log(np.array([0.2, 0.3, 0.5])) + 1, np.array([1.0, -2.0, 0.5])
+    _, printed = entropic_remark_2(y, g, 0.1)
+    assert np.allclose(printed, entropic_step(np.exp(y - 1), g, 0.1)) and printed.sum() == pytest.approx(1)
+    with pytest.raises(InvalidDataError, match="z > 0"):
+        entropic_step(np.array([0.5, -0.1]), np.zeros(2), 0.1)
+
+
+def test_stacked_form_equals_per_node_loop():
+    instance, schedule = localization_instance(np.random.default_rng(3), 6), paper_schedule()
+    params = DpdoNcParams(1.0, THETA, SquaredEuclidean(0.5))
+    noise = np.random.default_rng(4).laplace(size=(6, 3, 6, 2))
+    assert np.allclose(batched_rounds(instance, schedule, params, noise), loop_rounds(instance, schedule, params, noise),
+                       rtol=1e-12, atol=1e-14)
+
+
+def test_replay_reproduces_run_and_iterates_stay_in_omega():
+    instance, schedule = localization_instance(np.random.default_rng(5), 40), paper_schedule()
+    params = DpdoNcParams(0.5, THETA, Mahalanobis(Q))
+    run = run_dpdo_nc(instance, schedule, params, horizon=40, replicas=4, rng=np.random.default_rng(6), keep=True)
+    assert np.array_equal(replay(instance, schedule, params, run.broadcasts, run.iterates[0]), run.iterates)
+    assert np.abs(run.iterates).sum(-1).max() <= 3 + 1e-9
+    # the ledger holds the paper's accounting: eps per release = (8)/sigma_t = eps
+    assert run.ledger.total_epsilon() == pytest.approx(np.full(6, 40 * 0.5))
+
+
+def test_regret_at_first_round_and_comparator_vs_cvxpy():
+    instance, schedule = localization_instance(np.random.default_rng(7), 30), paper_schedule()
+    params = DpdoNcParams(5.0, THETA, SquaredEuclidean(0.5))
+    run = run_dpdo_nc(instance, schedule, params, horizon=30, replicas=2, rng=np.random.default_rng(8), checkpoints=[1, 30])
+    g1 = instance.global_gradient(1, np.zeros((1, 6, 2)))[0]
+    assert np.allclose(run.regret(3.0)[0], 3 * np.abs(g1).max(-1))      # X_1 = 0: R_1 = r ||sum_j grad f_1^j(0)||_inf
+    s = run.regret_sum[1, 0, 0]
+    x = cp.Variable(2)
+    best = cp.Problem(cp.Maximize(-s @ x), [cp.norm1(x) <= 3]).solve(solver=cp.CLARABEL)
+    assert run.regret(3.0)[1, 0, 0] == pytest.approx(run.regret_dot[1, 0, 0] + best, abs=1e-6)
+
+
+def test_paper_schedule_is_valid_for_b2_not_b1():
+    paper_schedule(2)
+    with pytest.raises(InvalidGraphError, match=r"window 3 \(rounds 3-3\) is not strongly connected"):
+        paper_schedule(1)
+
+
+def test_bad_input():
+    bad = PAPER_MATRICES.copy()
+    bad[0, 0, 0] = 0.6
+    with pytest.raises(InvalidGraphError, match="row 0 sums to 1.1"):
+        Schedule(bad, np.arange(3), 2)
+    with pytest.raises(InvalidParameterError, match="positive definite"):
+        Mahalanobis(np.array([[1.0, 2.0], [2.0, 1.0]]))
+    with pytest.raises(InvalidParameterError, match="eps"):
+        DpdoNcParams(0.0, THETA, SquaredEuclidean())
+    instance = localization_instance(np.random.default_rng(0), 5)
+    with pytest.raises(InvalidDataError, match="outside Omega"):
+        run_dpdo_nc(instance, paper_schedule(), DpdoNcParams(1.0, THETA, SquaredEuclidean()), horizon=5, replicas=1,
+                    rng=np.random.default_rng(0), x1=np.array([3.0, 1.0]))
