@@ -181,7 +181,7 @@ class RelayRun:
 def run_recal(problem: CompositeProblem, data: LocalData, network: Network, params: RecalParams, *,
               replicas: int, rng: np.random.Generator, horizon: int | None = None, plf_target: int | None = None,
               transition: np.ndarray | None = None, x1: np.ndarray | None = None, y1: np.ndarray | None = None,
-              first_holder: int | None = None, keep_transcript: bool = True, keep_x: bool = True) -> RelayRun:
+              first_holder: int | None = None, keep_transcript: bool = True, keep_x=True) -> RelayRun:
     """Algorithm 1 on `replicas` independent walks and noise draws at once.
 
     Stopping: after `horizon` iterations, or (if `plf_target`) at the first K with max_i tau_i(K) =
@@ -189,6 +189,8 @@ def run_recal(problem: CompositeProblem, data: LocalData, network: Network, para
     x1 (q,) or (R, q), y1 (n, q) or (R, n, q): initial points (spec §6 default: the caller draws
     x1 = 0.1 N(0, I) and y_i^1 = x1); lam^1 = 0, u^1 = u~^1 = 0 (Alg. 1 line 1).
     first_holder: i_1 (default: uniform over V, drawn per replica).
+    keep_x: True (x^1..x^{K+1} in x_history), False, or an increasing array of iteration indices k whose
+    x^k are kept (long runs on large data: the curve at a few points without storing every iterate).
     """
     n, q = data.num_agents, data.dim
     if network.num_agents != n:
@@ -218,7 +220,8 @@ def run_recal(problem: CompositeProblem, data: LocalData, network: Network, para
     running = np.ones(replicas, dtype=bool)
     always, transcript = ("holders", "counts", "active"), ("receivers", "u_sent", "x_sent", "noise_std")
     record: dict[str, list] = {key: [] for key in always + (transcript if keep_transcript else ())}
-    x_history = [x.copy()] if keep_x else None
+    keep_at = None if isinstance(keep_x, bool) else set(int(k) for k in np.asarray(keep_x).ravel())
+    x_history = [x.copy()] if (keep_x is True or (keep_at is not None and 1 in keep_at)) else ([] if keep_at is not None else None)
     alpha = params.alpha
     k = 0
     while np.any(running) and (max_iterations is None or k < max_iterations):
@@ -249,7 +252,7 @@ def run_recal(problem: CompositeProblem, data: LocalData, network: Network, para
                   "u_sent": u_tilde, "x_sent": x, "noise_std": std}
         for key in record:
             record[key].append(np.array(values[key]))
-        if keep_x:
+        if keep_x is True or (keep_at is not None and k + 1 in keep_at):
             x_history.append(x.copy())
         holder = np.where(running, receiver, holder)
         if plf_target is not None:
@@ -261,7 +264,7 @@ def run_recal(problem: CompositeProblem, data: LocalData, network: Network, para
         u_sent=stacked.get("u_sent", no_messages), x_sent=stacked.get("x_sent", no_messages),
         counts=stacked["counts"], noise_std=stacked.get("noise_std", np.empty((0, replicas))), active=stacked["active"],
         x_initial=x_initial, y_initial=y_initial, x_final=x, y_final=y, lam_final=lam, rho_spent=rho_spent,
-        x_history=np.stack(x_history) if keep_x else None)
+        x_history=np.stack(x_history) if x_history else None)
 
 
 # ----- noise calibration (spec §3.6: Theorem 4 and Proposition 3 inverted) -----

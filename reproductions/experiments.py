@@ -17,7 +17,8 @@ from reproductions.runner import Runner, environment_provenance, write_parquet
 from theory.execution import Task
 
 EXPERIMENT_MODULES = {"zcdp-nfl": "reproductions.zcdp_nfl",
-                      "dpdo-nc": "reproductions.dpdo_nc"}
+                      "dpdo-nc": "reproductions.dpdo_nc",
+                      "dp-recal": "reproductions.dp_recal"}
 
 
 class UnknownExperimentError(DpverifyError, KeyError):

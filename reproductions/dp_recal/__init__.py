@@ -1,3 +1,5 @@
 """DP-RECAL (seeds/001, v1; seeds/000, v0): figures, tables and attack experiments."""
 
-EXPERIMENTS: list = []
+from reproductions.dp_recal import curves
+
+EXPERIMENTS = list(curves.EXPERIMENTS)

@@ -9,6 +9,7 @@ from theory.claims import Paper
 
 PAPER_MODULES = {
     "zcdp-nfl": "theory.papers.zcdp_nfl",
+    "dp-recal": "theory.papers.dp_recal",
     "dpdo-nc": "theory.papers.dpdo_nc",
 }
 
