@@ -197,6 +197,7 @@ def report(out: OutOpt = DEFAULT_OUT) -> None:
 
 BENCHMARK_MODULES = {  # paper id -> module with run_benchmarks(*, replicas, iterations, echo)
     "zcdp-nfl": "reproductions.bench",
+    "dp-recal": "reproductions.bench_dp_recal",
     "dpdo-nc": "reproductions.bench_dpdo_nc",
 }
 
