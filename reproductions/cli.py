@@ -197,6 +197,7 @@ def report(out: OutOpt = DEFAULT_OUT) -> None:
 
 BENCHMARK_MODULES = {  # paper id -> module with run_benchmarks(*, replicas, iterations, echo)
     "zcdp-nfl": "reproductions.bench",
+    "wang-basar": "reproductions.bench_wang_basar",
 }
 
 

@@ -16,7 +16,8 @@ from reproductions.report import jsonable, save_figure
 from reproductions.runner import Runner, environment_provenance, write_parquet
 from theory.execution import Task
 
-EXPERIMENT_MODULES = {"zcdp-nfl": "reproductions.zcdp_nfl"}
+EXPERIMENT_MODULES = {"zcdp-nfl": "reproductions.zcdp_nfl",
+                      "wang-basar": "reproductions.wang_basar"}
 
 
 class UnknownExperimentError(DpverifyError, KeyError):

@@ -9,6 +9,7 @@ from theory.claims import Paper
 
 PAPER_MODULES = {
     "zcdp-nfl": "theory.papers.zcdp_nfl",
+    "wang-basar": "theory.papers.wang_basar",
 }
 
 

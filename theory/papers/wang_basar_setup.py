@@ -56,7 +56,7 @@ def _fd_hessian(problem: Estimation, point: np.ndarray) -> np.ndarray:
     return (hessian + hessian.T) / 2
 
 
-def stationary_points(problem: Estimation, low=(-12.0, -7.0), high=(8.0, 7.0), grid=(41, 29)) -> list[StationaryPoint]:
+def stationary_points(problem: Estimation, low=(-12.0, -7.0), high=(8.0, 7.0), grid=(21, 15)) -> list[StationaryPoint]:
     """Every zero of the gradient oracle found by multi-start root finding (scipy hybr) from a grid of
     starts on [low, high] (including starts just outside the box), deduplicated, classified by the
     eigenvalues of the Hessian (analytic inside B, finite differences of the oracle elsewhere)."""
@@ -90,7 +90,7 @@ def simulate(rng: np.random.Generator, *, values: dict[str, Any], start: str, si
              ) -> dict[str, np.ndarray]:
     """Runs of Algorithm 2 (Algorithm 1 when sigma_var == 0) on the estimation instance.
     start: 'uniform' (x_i ~ U(B) i.i.d., spec P2), 'saddle_printed' (L572's 4 decimals), or
-    'saddle_refined' (the root refined to machine precision, spec P3)."""
+    'saddle_refined' (the root refined to machine precision, spec P3), 'standard_normal' (P2 variant)."""
     problem = estimation(values)
     weights = graph_weights(graph or values["graph"], values["num_agents"])
     sched = schedule(values) if lam_override is None else StepSchedule(lam_override, 10**9, 1.0, 1.0)
@@ -99,6 +99,8 @@ def simulate(rng: np.random.Generator, *, values: dict[str, Any], start: str, si
     m = values["num_agents"]
     if start == "uniform":
         initial = rng.uniform(problem.low, problem.high, size=(replicas, m, 2))
+    elif start == "standard_normal":   # variant of spec P2: x_i ~ N(0, I) i.i.d.
+        initial = rng.standard_normal((replicas, m, 2))
     else:
         point = THETA_SADDLE_PRINTED if start == "saddle_printed" else refined_saddle(problem)
         initial = np.broadcast_to(point, (replicas, m, 2)).copy()
