@@ -28,6 +28,8 @@ ESCAPE_WINDOW = 500                           # the constant-stepsize phase of S
 ESCAPE_MU = 0.01                              # Theorem 3's mu at which the escape probability is tested
 CONSENSUS_TOLERANCE = 1e-2                    # ||x_i^K - xbar^K|| below this for every run counts as consensus
 STEP_SWEEP = (0.01, 0.02, 0.05)               # constant stepsizes of the 1/lambda scaling of the escape time
+SWEEP_RUNS = {"quick": 200, "paper": 2000}    # runs per stepsize of the sweep (quantiles only, no CP decision)
+SWEEP_HORIZON = 25.0                          # iterations = SWEEP_HORIZON / lambda (99% quantile ~ 3/lambda)
 MAX_TEST_SCHEDULE = StepSchedule(0.05, 200, 1.0, 1.0)   # spec Sec. 7.3 synthetic maximum-avoidance test
 MAX_TEST_ITERATIONS = 3000
 
@@ -118,9 +120,14 @@ def check_theorem_2(context: CheckContext):
 
 def check_maximum_avoidance(context: CheckContext):
     """Theorem 2, local maxima avoided a.s.: harness test F = sum_j(theta_j^4/4 - theta_j^2/2) (+ zero-sum b_i),
-    strict maximum at 0; all agents start at 0. Algorithm 1 is run from the same start for comparison."""
+    strict maximum at 0; all agents start at 0. Algorithm 1 is run from the same start for comparison.
+    Memoized: lemma-1 and theorem-2 share it."""
+    return context.memoized("maximum-avoidance", lambda: _maximum_avoidance(context))
+
+
+def _maximum_avoidance(context: CheckContext):
     rng = _rng(context, "maximum")
-    replicas = RUNS[context.profile]
+    replicas = SWEEP_RUNS[context.profile]
     offsets = rng.normal(scale=0.3, size=(5, 2))
     outcomes = {}
     for label, b in (("b=0", np.zeros((5, 2))), ("zero-sum b", offsets - offsets.mean(0))):
@@ -158,8 +165,8 @@ def check_theorem_3(context: CheckContext):
         refuted = refuted or high < 1 - ESCAPE_MU
     scaling = {}
     for lam in STEP_SWEEP:
-        times = escape_times(_runs(context, "saddle_refined", values["sigma_var"], lam_override=lam, iterations=int(40 / lam),
-                                   replicas=RUNS[context.profile])["mean"], saddle)
+        times = escape_times(_runs(context, "saddle_refined", values["sigma_var"], lam_override=lam, iterations=int(SWEEP_HORIZON / lam),
+                                   replicas=SWEEP_RUNS[context.profile])["mean"], saddle)
         finite = times[np.isfinite(times)]
         scaling[lam] = {mu: float(np.quantile(times, 1 - mu)) * lam / np.log(1 / mu) if finite.size == times.size else np.inf
                         for mu in (0.5, 0.1, 0.01)}
