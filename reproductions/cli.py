@@ -199,6 +199,7 @@ BENCHMARK_MODULES = {  # paper id -> module with run_benchmarks(*, replicas, ite
     "zcdp-nfl": "reproductions.bench",
     "dp-recal": "reproductions.bench_dp_recal",
     "dpdo-nc": "reproductions.bench_dpdo_nc",
+    "wang-basar": "reproductions.bench_wang_basar",
 }
 
 

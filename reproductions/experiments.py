@@ -17,8 +17,9 @@ from reproductions.runner import Runner, environment_provenance, write_parquet
 from theory.execution import Task
 
 EXPERIMENT_MODULES = {"zcdp-nfl": "reproductions.zcdp_nfl",
+                      "dp-recal": "reproductions.dp_recal",
                       "dpdo-nc": "reproductions.dpdo_nc",
-                      "dp-recal": "reproductions.dp_recal"}
+                      "wang-basar": "reproductions.wang_basar"}
 
 
 class UnknownExperimentError(DpverifyError, KeyError):

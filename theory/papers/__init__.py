@@ -11,6 +11,7 @@ PAPER_MODULES = {
     "zcdp-nfl": "theory.papers.zcdp_nfl",
     "dp-recal": "theory.papers.dp_recal",
     "dpdo-nc": "theory.papers.dpdo_nc",
+    "wang-basar": "theory.papers.wang_basar",
 }
 
 
