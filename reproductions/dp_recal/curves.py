@@ -92,10 +92,13 @@ def simulate_dataset(rng: np.random.Generator, *, dataset: str, loss: str, lasso
                 points = _grid(cap + 1)
                 run = run_recal(problem, data, network, params, replicas=replicas, rng=run_rng, plf_target=plf,
                                 horizon=cap, x1=x1, keep_transcript=False, keep_x=points)
-                last = int(run.iterations.max()) + 1
-                keep = points <= last
-                frames.append(_rows(algorithm, epsilon, plf, dataset, loss, points[keep], run.iterations,
-                                    run.x_history[keep], truth, data, x1, run.messages, run.plf,
+                last = int(run.iterations.max()) + 1          # x^{K+1}: every replica has stopped (frozen) by then
+                kept = points[: run.x_history.shape[0]]
+                history = run.x_history
+                if kept[-1] != last:
+                    kept, history = np.append(kept, last), np.concatenate([history, run.x_final[None]])
+                frames.append(_rows(algorithm, epsilon, plf, dataset, loss, kept, run.iterations,
+                                    history, truth, data, x1, run.messages, run.plf,
                                     time.perf_counter() - started,
                                     {"alpha": "1/(L_i+1)", "sigma1": sigma1, "R": decay, "c": clip, "u_mode": params.u_mode}))
             else:
