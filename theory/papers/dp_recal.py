@@ -8,6 +8,9 @@ seeds/001_221ba79ca483a42d.txt, v0:Lnnn of seeds/000_5b038e032f1eca1c.txt.
 from __future__ import annotations
 
 from theory.claims import Check, Claim, Method, Paper
+from theory.papers import dp_recal_activation as activation
+from theory.papers import dp_recal_complexity as complexity
+from theory.papers import dp_recal_convergence as convergence
 from theory.papers import dp_recal_figures as figures
 from theory.papers import dp_recal_privacy as privacy
 from theory.papers import dp_recal_v0 as v0
@@ -57,6 +60,58 @@ PRIVACY = (
           Check("everything passed, the printed r = 1/2||x||^2 + 1/2||x||_1", A, privacy.audit_channel("u+x", 0.5, 0.5))),
 )
 
+CONVERGENCE = (
+    claim("lemma-1", "lemma", "v1:L296-L300, L707-L729", "Activation probabilities g",
+          "Under Assumption 2, g = (D^-1 L^2 D^-1 + 11^T)^-1 1 and g_i > 0, g_i the probability of agent i being activated.",
+          Check("formula vs stationary law (exact)", S, activation.check_lemma1_formula),
+          Check("long-run frequencies of the relay walk", ST, activation.check_lemma1_long_run_frequencies),
+          Check("P(i_k = i) at each iteration, i_1 uniform", ST, activation.check_activation_probability_each_iteration)),
+    claim("definition-2", "definition", "v1:L288-L292", "Activation probability in each iteration",
+          "The probability of agent i being activated in each iteration is g_i = P(eta_i^k = 1).",
+          Check("P(i_k = i) at each iteration, i_1 uniform", ST, activation.check_activation_probability_each_iteration)),
+    claim("lemma-2", "lemma", "v1:L310", "E^k idempotent, E_k[E^{k+1}] = Pi",
+          "E^k is idempotent, (E^k)^t = E^k, and E_k[E^{k+1}] = Pi.",
+          Check("idempotence", N, activation.check_lemma2_idempotent),
+          Check("conditional activation law of the walk", ST, activation.check_lemma2_conditional_expectation)),
+    claim("stepsize-condition", "condition", "v1:L812", "alpha_i in (0, 2/(L_i+1)) makes S-hat positive definite",
+          "The stepsize condition alpha_i in (0, 2/(L_i+1)) ensures the positive definiteness of S-hat.",
+          Check("eigenvalues on random instances up to the endpoint", N, convergence.check_stepsize_condition_numeric),
+          Check("Sylvester's criterion, n = 2", S, convergence.check_stepsize_condition_symbolic)),
+    claim("scheme-5-matches-6", "equation", "v1:L159-L179 (5), (6)", "(5a)-(5b) is (6a)-(6d)",
+          "The operator form (5) with H_1, H_2 is the explicit iteration (6a)-(6d) (H_1's first block read as lambda/beta + Ux - y).",
+          Check("one step from random states", N, convergence.check_scheme5_matches_scheme6)),
+    claim("analysis-model-matches-recal", "implicit", "v1:L270-L318 (9), (10)", "The analysis model (10) is DP-RECAL",
+          "Implicit in Lemmas 3-4 and Theorems 2-3: (10a)-(10b) with E^{k+1} selecting the holder is the relay algorithm (7).",
+          Check("one step from the same state", N, convergence.check_analysis_model_matches_recal)),
+    claim("lemma-3", "lemma", "v1:L330-L336 (11)", "One-step inequality (11)",
+          "For alpha_i in (0, 2/(L_i+1)), the iterates of (9) satisfy (11) with D^k = [eps^k, 0, 0].",
+          Check("(11) along trajectories and near w*", N, convergence.check_lemma3_one_step)),
+    claim("lemma-4", "lemma", "v1:L348-L354 (12)", "Quasi-Fejer inequality (12)",
+          "E||w^{k+1} - w*||^2_Sbar <= ||w^k - w*||^2_Sbar - ||w^k - w-hat^{k+1}||^2_Sbar + M_1 M_2 ||eps^k||.",
+          Check("exact conditional expectation with eps = 0", N, convergence.check_lemma4_expected_decrease)),
+    claim("theorem-2", "theorem", "v1:L356-L362", "Almost-sure convergence",
+          "For alpha_i in (0, 2/(L_i+1)), w^k converges a.s. to a saddle point; x^inf solves (1).",
+          Check("RECAL to the certified x*", G, convergence.check_theorem2_recal),
+          Check("DP-RECAL (R > 1) to the certified x*", G, convergence.check_theorem2_dp_recal)),
+    claim("theorem-3", "theorem", "v1:L380-L390", "R-linear rate under metric subregularity",
+          "If dL is metrically subregular, E_k dist^2(w^{k+1}, W*) <= phi/(phi+1) [dist^2(w^k, W*) + V||eps^k||^2].",
+          Check("RECAL: log-error slope with bootstrap CI", ST, convergence.check_theorem3_recal_linear_rate),
+          Check("DP-RECAL: log-error slope", ST, convergence.check_theorem3_dp_linear_rate),
+          Check("the condition (phi/(phi+1))^l R > 1", N, convergence.check_theorem3_noise_condition)),
+    claim("section-6-constants", "equation", "v1:L490-L498", "Constants of the complexity analysis",
+          "||Sbar||, ||S-hat||, ||O||, ||C|| have the orders in n stated in Sec. VI.",
+          Check("norms over network sizes", N, complexity.check_section6_constants)),
+    claim("table-1-complete", "table", "v1:L504-L512", "Table I: complexity on complete graphs",
+          "RECAL: iterations O(n ln 1/eps), PLF O(ln 1/eps), communications O(n ln 1/eps) on the complete graph.",
+          Check("growth exponents in n with bootstrap CI", ST, complexity.complexity_check("complete"))),
+    claim("table-2-ring", "table", "v1:L516-L524", "Table II: complexity on rings",
+          "RECAL: iterations O(n ln 1/eps), PLF O(ln 1/eps), communications O(n ln 1/eps) on the ring.",
+          Check("growth exponents in n with bootstrap CI", ST, complexity.complexity_check("ring"))),
+    claim("table-3-general", "table", "v1:L532-L540", "Table III: complexity on general graphs",
+          "RECAL's complexity orders on general graphs as printed in Table III.",
+          Check("growth exponents in n with bootstrap CI", ST, complexity.complexity_check("general"))),
+)
+
 EXPERIMENTS = (
     claim("figure-2-budget-ordering", "experiment", "v1:L566-L575", "Fig. 2: larger eps converges faster (linear)",
           "DP-RECAL achieves faster convergence with a larger privacy budget eps.",
@@ -79,6 +134,16 @@ EXPERIMENTS = (
 )
 
 V0 = (
+    claim("v0-stepsize-condition", "assumption", "v0:L126-L134 (11)", "v0 Assumption 2: (11) is positive definite",
+          "(v0) alpha_i in (0, 2/(L_i+1)) guarantees the matrix inequality (11).",
+          Check("eigenvalues on random instances", N, convergence.check_v0_stepsize_condition_numeric),
+          Check("Sylvester's criterion, n = 2", S, convergence.check_v0_stepsize_condition_symbolic)),
+    claim("v0-scheme-5-matches-12", "equation", "v0:L112-L122", "v0 (5) is the explicit iteration",
+          "(v0) w^{k+1/2} = (H+G)^-1 (H-A-F) w^k, w^{k+1} = w^k + S^-1 (H + A^T)(w^{k+1/2} - w^k) is (6).",
+          Check("one step from random states", N, convergence.check_v0_scheme5_matches_scheme6)),
+    claim("v0-lemma-3", "lemma", "v0:L280-L285 (17)", "v0 quasi-Fejer inequality (17)",
+          "(v0) the expected-decrease inequality (17) holds for DP-RECAL.",
+          Check("exact conditional expectation with eps = 0", N, convergence.check_v0_lemma3_expected_decrease)),
     claim("v0-lemma-4", "lemma", "v0:L382-L403", "v0: sensitivity Delta = 4 alpha beta L",
           "(v0) Under Assumption 1 (L_i-smooth f_i), Delta = 4 alpha beta L, L = max_i L_i.",
           Check("sensitivity probe with label-replacing neighbours", A, v0.check_v0_lemma_4)),
@@ -87,7 +152,7 @@ V0 = (
           Check("inherits v0 Lemma 4's sensitivity (probe)", A, v0.check_v0_lemma_4)),
 )
 
-CLAIMS = PRIVACY + EXPERIMENTS + V0
+CLAIMS = PRIVACY + CONVERGENCE + EXPERIMENTS + V0
 
 PAPER = Paper("dp-recal", "Differentially Private Decentralized Optimization with Relay Communication (DP-RECAL)",
               "seeds/001_221ba79ca483a42d.txt (v1); seeds/000_5b038e032f1eca1c.txt (v0)", CLAIMS)
