@@ -123,7 +123,7 @@ def solve_admm_subproblem(problem: CompositeProblem, data: LocalData, linear: np
     x = start.copy()
     for _ in range(SUBPROBLEM_MAX_STEPS):
         v = x - step * (gradient(x) + linear + 2.0 * curvature[..., None] * x)
-        x_next = _prox_per_row(problem, v, step)
+        x_next = prox_per_row(problem, v, step)
         moved = np.max(np.abs(x_next - x)) <= SUBPROBLEM_TOLERANCE * max(1.0, np.max(np.abs(x_next)))
         x = x_next
         if moved:
@@ -131,7 +131,7 @@ def solve_admm_subproblem(problem: CompositeProblem, data: LocalData, linear: np
     return x
 
 
-def _prox_per_row(problem: CompositeProblem, v: np.ndarray, scale: np.ndarray) -> np.ndarray:
+def prox_per_row(problem: CompositeProblem, v: np.ndarray, scale: np.ndarray) -> np.ndarray:
     """prox_{scale r}(v) with a scale per row (the same closed form as `prox_scaled_r`)."""
     shrunk = np.sign(v) * np.maximum(np.abs(v) - scale * problem.lasso, 0.0)
     return shrunk / (1.0 + 2.0 * scale * problem.prox_ridge)
