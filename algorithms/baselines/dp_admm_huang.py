@@ -26,21 +26,21 @@ import numpy as np
 
 from algorithms.baselines.dp_common import (DEFAULT_DELTA, DEFAULT_STEPSIZE_DECAY, broadcast_messages,
                                             calibrated_sigma1, check_common, gradient_change, initial_point,
-                                            noise_std, privacy_settings, prox_per_row, summary)
+                                            noise_std, privacy_settings, prox_per_row, smoothness, summary)
 from algorithms.composite import CompositeProblem
 from algorithms.errors import InvalidParameterError
 from algorithms.network import Network
 from algorithms.problems import LocalData
 
 NAME = "DP-ADMM [13]"
-# Tuned on the non-private problem (scripts/tune_dp_recal_baselines.py), fixed gamma = 1 during tuning:
-# eta_0 = STEPSIZE_FRACTION / L_max and penalty c = PENALTY_FACTOR * L_max.
-STEPSIZE_FRACTION = 1.0
+# L = dp_common.smoothness = max_i L_i + 2 ridge. Tuned on the non-private problem (scripts/tune_dp_recal_baselines.py), fixed gamma = 1 during tuning:
+# eta_0 = STEPSIZE_FRACTION / L; penalty c = PENALTY_FACTOR * L (not tuned: the dp-admm-12 linear value order).
+STEPSIZE_FRACTION = {"linear": 3.0, "logistic": 0.2}
 PENALTY_FACTOR = 0.5
 
 
 def default_stepsize(problem: CompositeProblem, data: LocalData) -> float:
-    return STEPSIZE_FRACTION / float(np.max(problem.lipschitz_constants(data)))
+    return STEPSIZE_FRACTION[problem.loss] / smoothness(problem, data)
 
 
 def check_decay(stepsize_decay) -> float:
@@ -55,7 +55,7 @@ def run(problem: CompositeProblem, data: LocalData, network: Network, *, epsilon
     check_common(epsilon=epsilon, delta=delta, plf=plf, decay=decay, clip=clip, replicas=replicas, stepsize=stepsize)
     gamma = check_decay(stepsize_decay)
     eta0 = default_stepsize(problem, data) if stepsize is None else float(stepsize)
-    c = PENALTY_FACTOR * float(np.max(problem.lipschitz_constants(data)))
+    c = PENALTY_FACTOR * smoothness(problem, data)
     etas = eta0 * gamma ** np.arange(plf)                                  # eta_k for iterations k = 0..K-1
     g = gradient_change(clip, data.num_samples, sensitivity_reading)
     sensitivities = g / (2.0 * c * np.min(network.degrees) + 1.0 / etas)
@@ -77,8 +77,8 @@ def run(problem: CompositeProblem, data: LocalData, network: Network, *, epsilon
         alpha = alpha + c * np.einsum("ij,rjq->riq", laplacian, X)
         history.append(X.mean(axis=1))
     settings = {"stepsize": eta0, "stepsize_decay": gamma, "stepsize_schedule": "eta_k = eta_0 gamma^k, k = 0..K-1",
-                "stepsize_rule": f"eta_0 = {STEPSIZE_FRACTION} / max_i L_i" if stepsize is None else "given",
-                "penalty": c, "penalty_rule": f"c = {PENALTY_FACTOR} max_i L_i", "dual_step": "c",
+                "stepsize_rule": f"eta_0 = {STEPSIZE_FRACTION[problem.loss]} / L" if stepsize is None else "given",
+                "penalty": c, "penalty_rule": f"c = {PENALTY_FACTOR} L", "dual_step": "c",
                 "network_form": "decentralized consensus ADMM of [12]/[43] (no server)",
                 "reconstructed_without_source": True, "sensitivity_first_last": (sensitivities[0], sensitivities[-1]),
                 "messages_per_iteration": broadcast_messages(network),

@@ -27,19 +27,19 @@ import numpy as np
 from algorithms.baselines.dp_common import (DEFAULT_DELTA, SUBPROBLEM_MAX_STEPS, SUBPROBLEM_TOLERANCE,
                                             broadcast_messages, calibrated_sigma1, check_common, gradient_change,
                                             initial_point, noise_std, privacy_settings, solve_admm_subproblem,
-                                            summary)
+                                            smoothness, summary)
 from algorithms.composite import CompositeProblem
 from algorithms.network import Network
 from algorithms.problems import LocalData
 
 NAME = "DP-ADMM [12]"
-# Tuned on the non-private problem (scripts/tune_dp_recal_baselines.py): penalty c = factor * L_max.
-PENALTY_FACTOR = 0.5
+# L = dp_common.smoothness = max_i L_i + 2 ridge. Tuned on the non-private problem (scripts/tune_dp_recal_baselines.py): penalty c = factor * L.
+PENALTY_FACTOR = {"linear": 0.3, "logistic": 0.5}
 
 
 def default_stepsize(problem: CompositeProblem, data: LocalData) -> float:
-    """1/c with c = PENALTY_FACTOR * max_i L_i."""
-    return 1.0 / (PENALTY_FACTOR * float(np.max(problem.lipschitz_constants(data))))
+    """1/c with c = PENALTY_FACTOR * L."""
+    return 1.0 / (PENALTY_FACTOR[problem.loss] * smoothness(problem, data))
 
 
 def argmin_sensitivity(problem: CompositeProblem, data: LocalData, network: Network, penalty: float, clip,
@@ -71,7 +71,7 @@ def run(problem: CompositeProblem, data: LocalData, network: Network, *, epsilon
         alpha = alpha + c * np.einsum("ij,rjq->riq", laplacian, X)
         history.append(X.mean(axis=1))
     settings = {"stepsize": step, "penalty": c,
-                "stepsize_rule": f"1/(c), c = {PENALTY_FACTOR} max_i L_i" if stepsize is None else "given (= 1/penalty)",
+                "stepsize_rule": f"1/(c), c = {PENALTY_FACTOR[problem.loss]} L" if stepsize is None else "given (= 1/penalty)",
                 "dual_step": "c", "perturbation": "primal variable (PVP), Gaussian",
                 "subproblem": f"proximal gradient to {SUBPROBLEM_TOLERANCE:g} (at most {SUBPROBLEM_MAX_STEPS} steps)",
                 "reconstructed_without_source": True,

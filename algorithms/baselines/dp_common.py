@@ -95,6 +95,13 @@ def initial_point(x1, data: LocalData) -> np.ndarray:
     return x1
 
 
+def smoothness(problem: CompositeProblem, data: LocalData) -> float:
+    """L = max_i L_i + 2 ridge: the Lipschitz constant of grad (f_i + ridge ||.||^2), whatever the mapping
+    (M1 puts the ridge in r, M2 in f_i). The stepsize and penalty rules of the baselines are multiples of
+    1/L or L (as DP-RECAL's default alpha_i = 1/(L_i + 1) = 1/(L_i + 2 ridge) with ridge 1/2, spec §6)."""
+    return float(np.max(problem.lipschitz_constants(data))) + 2.0 * problem.prox_ridge
+
+
 def mixing_matrices(network: Network) -> tuple[np.ndarray, np.ndarray]:
     """W (Metropolis-Hastings) and W~ = (I + W)/2 (spec §6)."""
     W = metropolis_weights(network)

@@ -21,20 +21,20 @@ import numpy as np
 
 from algorithms.baselines.dp_common import (DEFAULT_DELTA, broadcast_messages, calibrated_sigma1, check_common,
                                             gradient_change, initial_point, mixing_matrices, noise_std,
-                                            privacy_settings, summary)
+                                            privacy_settings, smoothness, summary)
 from algorithms.composite import CompositeProblem
 from algorithms.network import Network
 from algorithms.problems import LocalData
 
 NAME = "DP-EXTRA [27]"
-# Tuned on the non-private problem (scripts/tune_dp_recal_baselines.py): alpha = fraction / L_max.
+# L = dp_common.smoothness = max_i L_i + 2 ridge. Tuned on the non-private problem (scripts/tune_dp_recal_baselines.py): alpha = fraction / L.
 # PG-EXTRA converges for alpha < 2 lambda_min(W~)/L (Shi et al. 2015); on the Metropolis ring
-# lambda_min(W~) = 1/3 for even n, so the bound is 0.67/L_max.
-STEPSIZE_FRACTION = 0.6
+# lambda_min(W~) = 1/3 for even n, so the bound is 0.67/max_i L_i (> 0.5/L).
+STEPSIZE_FRACTION = {"linear": 0.5, "logistic": 0.3}
 
 
 def default_stepsize(problem: CompositeProblem, data: LocalData) -> float:
-    return STEPSIZE_FRACTION / float(np.max(problem.lipschitz_constants(data)))
+    return STEPSIZE_FRACTION[problem.loss] / smoothness(problem, data)
 
 
 def run(problem: CompositeProblem, data: LocalData, network: Network, *, epsilon, delta=DEFAULT_DELTA, plf: int,
@@ -62,7 +62,7 @@ def run(problem: CompositeProblem, data: LocalData, network: Network, *, epsilon
         X_old, grad_old = X, grad
         X = released(problem.prox_scaled_r(Z, alpha), k)                        # X^{k}
         history.append(X.mean(axis=1))
-    settings = {"stepsize": alpha, "stepsize_rule": f"{STEPSIZE_FRACTION} / max_i L_i" if stepsize is None else "given",
+    settings = {"stepsize": alpha, "stepsize_rule": f"{STEPSIZE_FRACTION[problem.loss]} / L" if stepsize is None else "given",
                 "W": "Metropolis-Hastings", "W_tilde": "(I + W)/2", "x1": "common to all agents (W X^0 = X^0, no message)",
                 "messages_per_iteration": broadcast_messages(network),
                 "message_count": "one vector over one edge = 1; every agent sends x_i^k to each neighbour",

@@ -29,20 +29,20 @@ import numpy as np
 from algorithms.baselines.dp_admm_huang import check_decay
 from algorithms.baselines.dp_common import (DEFAULT_DELTA, SUBPROBLEM_TOLERANCE, broadcast_messages,
                                             calibrated_sigma1, check_common, gradient_change, initial_point,
-                                            noise_std, privacy_settings, solve_admm_subproblem, summary)
+                                            noise_std, privacy_settings, solve_admm_subproblem, smoothness, summary)
 from algorithms.composite import CompositeProblem
 from algorithms.errors import InvalidParameterError
 from algorithms.network import Network
 from algorithms.problems import LocalData
 
 NAME = "DP-MRADMM [17]"
-# Tuned on the non-private problem with r = 0 (scripts/tune_dp_recal_baselines.py): c_0 = factor * L_max.
-PENALTY_FACTOR = 0.5
+# L = dp_common.smoothness = max_i L_i + 2 ridge. Tuned on the non-private problem with r = 0 (scripts/tune_dp_recal_baselines.py): c_0 = factor * L.
+PENALTY_FACTOR = {"linear": 0.3, "logistic": 0.5}
 
 
 def default_stepsize(problem: CompositeProblem, data: LocalData) -> float:
-    """alpha_0 = 1/c_0, c_0 = PENALTY_FACTOR * max_i L_i."""
-    return 1.0 / (PENALTY_FACTOR * float(np.max(problem.lipschitz_constants(data))))
+    """alpha_0 = 1/c_0, c_0 = PENALTY_FACTOR * L."""
+    return 1.0 / (PENALTY_FACTOR[problem.loss] * smoothness(problem, data))
 
 
 def run(problem: CompositeProblem, data: LocalData, network: Network, *, epsilon, delta=DEFAULT_DELTA, plf: int,
@@ -78,7 +78,7 @@ def run(problem: CompositeProblem, data: LocalData, network: Network, *, epsilon
         alpha = alpha + dual_step * np.einsum("ij,rjq->riq", laplacian, X)
         history.append(X.mean(axis=1))
     settings = {"stepsize": alpha0, "stepsize_decay": gamma, "penalty_schedule": "c_k = 1/(alpha_0 gamma^(k-1))",
-                "stepsize_rule": f"alpha_0 = 1/c_0, c_0 = {PENALTY_FACTOR} max_i L_i" if stepsize is None else "given",
+                "stepsize_rule": f"alpha_0 = 1/c_0, c_0 = {PENALTY_FACTOR[problem.loss]} L" if stepsize is None else "given",
                 "dual_step": dual_step, "even_iterations": "linearized with the recycled gradient, sent without noise",
                 "subproblem": f"proximal gradient to {SUBPROBLEM_TOLERANCE:g}", "reconstructed_without_source": True,
                 "messages_per_iteration": broadcast_messages(network),

@@ -20,19 +20,19 @@ import numpy as np
 
 from algorithms.baselines.dp_common import (DEFAULT_DELTA, broadcast_messages, calibrated_sigma1, check_common,
                                             gradient_change, initial_point, mixing_matrices, noise_std,
-                                            privacy_settings, summary)
+                                            privacy_settings, smoothness, summary)
 from algorithms.composite import CompositeProblem
 from algorithms.network import Network
 from algorithms.problems import LocalData
 
 NAME = "DP-NIDS [28]"
-# Tuned on the non-private problem (scripts/tune_dp_recal_baselines.py): alpha = fraction / L_max;
+# L = dp_common.smoothness = max_i L_i + 2 ridge. Tuned on the non-private problem (scripts/tune_dp_recal_baselines.py): alpha = fraction / L;
 # NIDS converges for alpha < 2/L (Li et al. 2019, with W~ = (I + W)/2).
-STEPSIZE_FRACTION = 1.0
+STEPSIZE_FRACTION = {"linear": 0.5, "logistic": 0.3}
 
 
 def default_stepsize(problem: CompositeProblem, data: LocalData) -> float:
-    return STEPSIZE_FRACTION / float(np.max(problem.lipschitz_constants(data)))
+    return STEPSIZE_FRACTION[problem.loss] / smoothness(problem, data)
 
 
 def run(problem: CompositeProblem, data: LocalData, network: Network, *, epsilon, delta=DEFAULT_DELTA, plf: int,
@@ -59,7 +59,7 @@ def run(problem: CompositeProblem, data: LocalData, network: Network, *, epsilon
         X_old, grad_old = X, grad
         X = problem.prox_scaled_r(Z, alpha)                                     # X^{k+1}
         history.append(X.mean(axis=1))
-    settings = {"stepsize": alpha, "stepsize_rule": f"{STEPSIZE_FRACTION} / max_i L_i" if stepsize is None else "given",
+    settings = {"stepsize": alpha, "stepsize_rule": f"{STEPSIZE_FRACTION[problem.loss]} / L" if stepsize is None else "given",
                 "W_tilde": "(I + W)/2, W Metropolis-Hastings", "x_history": "X^{k+1} after k communication rounds",
                 "messages_per_iteration": broadcast_messages(network),
                 "message_count": "one vector over one edge = 1; every agent sends v_i^k to each neighbour",

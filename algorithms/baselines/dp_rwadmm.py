@@ -25,20 +25,20 @@ import numpy as np
 from algorithms.baselines.dp_admm_zhang import argmin_sensitivity
 from algorithms.baselines.dp_common import (DEFAULT_DELTA, SUBPROBLEM_TOLERANCE, calibrated_sigma1, check_common,
                                             initial_point, noise_std, privacy_settings, solve_admm_subproblem,
-                                            summary)
+                                            smoothness, summary)
 from algorithms.composite import CompositeProblem
 from algorithms.dp_recal import uniform_transition_matrix
 from algorithms.network import Network
 from algorithms.problems import LocalData
 
 NAME = "DP-RWADMM [30]"
-# Tuned on the non-private problem (scripts/tune_dp_recal_baselines.py): penalty c = factor * L_max.
-PENALTY_FACTOR = 0.5
+# L = dp_common.smoothness = max_i L_i + 2 ridge. Tuned on the non-private problem (scripts/tune_dp_recal_baselines.py): penalty c = factor * L.
+PENALTY_FACTOR = {"linear": 0.2, "logistic": 0.3}
 
 
 def default_stepsize(problem: CompositeProblem, data: LocalData) -> float:
-    """1/c with c = PENALTY_FACTOR * max_i L_i."""
-    return 1.0 / (PENALTY_FACTOR * float(np.max(problem.lipschitz_constants(data))))
+    """1/c with c = PENALTY_FACTOR * L."""
+    return 1.0 / (PENALTY_FACTOR[problem.loss] * smoothness(problem, data))
 
 
 def run(problem: CompositeProblem, data: LocalData, network: Network, *, epsilon, delta=DEFAULT_DELTA, plf: int,
@@ -83,7 +83,7 @@ def run(problem: CompositeProblem, data: LocalData, network: Network, *, epsilon
         holder = np.where(running, receiver, holder)
         running = running & (counts.max(axis=1) < plf)
     settings = {"stepsize": step, "penalty": c,
-                "stepsize_rule": f"1/c, c = {PENALTY_FACTOR} max_i L_i" if stepsize is None else "given (= 1/penalty)",
+                "stepsize_rule": f"1/c, c = {PENALTY_FACTOR[problem.loss]} L" if stepsize is None else "given (= 1/penalty)",
                 "walk": "P = I - D^-1 L (uniform over neighbours), first agent uniform",
                 "subproblem": f"proximal gradient to {SUBPROBLEM_TOLERANCE:g}", "reconstructed_without_source": True,
                 "messages_per_iteration": "2 d_{i_k} (pull d_i + push d_i)",
