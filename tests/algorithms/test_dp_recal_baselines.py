@@ -1,0 +1,239 @@
+"""The private baselines of the DP-RECAL comparison (algorithms/baselines/dp_*.py): convergence to the
+certified x*, PG-EXTRA and NIDS against a line-by-line transcription of spec §5.6, the noise schedule
+and its calibration, sensitivities, PLF and message counts, input errors."""
+
+import networkx as nx
+import numpy as np
+import pytest
+
+from algorithms.baselines import dp_admm_huang, dp_admm_zhang, dp_common, dp_extra, dp_mradmm, dp_nids, dp_rwadmm
+from algorithms.baselines.dp_recal_comparison import COMPARED, DEFAULT_STEPSIZES, DISPLAY_NAMES
+from algorithms.composite import CompositeProblem
+from algorithms.dp_recal import sigma1_for_budget
+from algorithms.errors import InvalidParameterError
+from algorithms.network import Network
+from algorithms.problems import LocalData
+from theory.composite_ground_truth import solve_composite
+
+N, M, Q = 6, 12, 3
+EDGES = N  # ring
+SMOOTH_R_ONLY = {"dp-mradmm-17"}  # run with r = 0 / no l1 part (v1:L568)
+
+
+def _setup(seed=1, loss="linear", lasso=0.02):
+    rng = np.random.default_rng(seed)
+    data = LocalData(rng.uniform(0, 1, (N, M, Q)), rng.choice([-1.0, 1.0], (N, M), p=[0.2, 0.8]))
+    return data, CompositeProblem(loss, lasso=lasso), Network.from_networkx(nx.cycle_graph(N))
+
+
+def _rho_star(epsilon, delta):
+    """Prop. 3 solved for rho, written out independently of zcdp_for_epsilon."""
+    return (np.sqrt(np.log(1 / delta) + epsilon) - np.sqrt(np.log(1 / delta))) ** 2
+
+
+# ---------------------------------------------------------------- convergence (non-private)
+@pytest.mark.parametrize("loss", ["linear", "logistic"])
+@pytest.mark.parametrize("key", sorted(COMPARED))
+def test_non_private_run_converges_to_the_certified_minimizer(key, loss):
+    data, problem, network = _setup(loss=loss, lasso=0.0 if key in SMOOTH_R_ONLY else 0.02)
+    truth = solve_composite(problem, data)
+    assert truth.certified(1e-10) and np.linalg.norm(truth.x) > 0.05
+    x1 = 0.1 * np.random.default_rng(2).standard_normal(Q)
+    plf = 150 if key == "dp-rwadmm-30" else 500
+    run = COMPARED[key](problem, data, network, epsilon=None, delta=1e-3, plf=plf, decay=1.0, clip=None,
+                        replicas=2, rng=np.random.default_rng(3), x1=x1)
+    assert run.sigma1 == 0.0 and run.algorithm == DISPLAY_NAMES[key]
+    np.testing.assert_allclose(run.x_history[0], np.tile(x1, (2, 1)))
+    error = np.linalg.norm(run.x_history[-1] - truth.x, axis=-1) / np.linalg.norm(x1 - truth.x)
+    assert np.all(error < 1e-9), error
+
+
+# ---------------------------------------------------------------- transcriptions of spec §5.6
+def _gradients(problem, data, X):
+    """grad f_i(x_i) agent by agent from the printed losses (Sec. VII), no clipping."""
+    out = np.empty_like(X)
+    for i in range(data.num_agents):
+        B, b = data.features[i], data.targets[i]
+        z = B @ X[i]
+        coef = z - b if problem.loss == "linear" else -b / (1 + np.exp(b * z))
+        out[i] = B.T @ coef / data.num_samples
+    return out
+
+
+def _prox(problem, V, alpha):
+    """prox_{alpha r}, r = ridge ||x||^2 + lasso ||x||_1, per agent (spec §2.6)."""
+    return np.sign(V) * np.maximum(np.abs(V) - alpha * problem.lasso, 0) / (1 + 2 * alpha * problem.ridge)
+
+
+def _metropolis_ring(n):
+    W = np.zeros((n, n))
+    for i in range(n):
+        W[i, (i + 1) % n] = W[i, (i - 1) % n] = W[i, i] = 1 / 3
+    return W
+
+
+def _sigma1(epsilon, delta, T, R, Delta):
+    rho1 = _rho_star(epsilon, delta) * (R - 1) / (R**T - 1)
+    return np.sqrt(Delta**2 / (2 * rho1))
+
+
+def _pg_extra(problem, data, alpha, K, x1, sigma, R, rng):
+    W = _metropolis_ring(N)
+    Wt = (np.eye(N) + W) / 2
+    noise = lambda t: rng.standard_normal((1, N, Q))[0] * sigma * R ** (-(t - 1) / 2)  # noqa: E731
+    X0 = np.tile(x1, (N, 1))
+    Xh = W @ X0 - alpha * _gradients(problem, data, X0)                                        # X^{1/2}
+    X1 = _prox(problem, Xh, alpha) + noise(1)                                                  # X^1
+    out = [X0, X1]
+    for t in range(2, K + 1):
+        Xh = W @ X1 + Xh - Wt @ X0 - alpha * (_gradients(problem, data, X1) - _gradients(problem, data, X0))
+        X0, X1 = X1, _prox(problem, Xh, alpha) + noise(t)
+        out.append(X1)
+    return np.array([X.mean(axis=0) for X in out])
+
+
+def _nids(problem, data, alpha, K, x1, sigma, R, rng):
+    Wt = (np.eye(N) + _metropolis_ring(N)) / 2
+    X0 = np.tile(x1, (N, 1))
+    Z = X0 - alpha * _gradients(problem, data, X0)                                             # Z^1
+    X1 = _prox(problem, Z, alpha)                                                              # X^1
+    out = [X0]
+    for t in range(1, K + 1):
+        V = 2 * X1 - X0 - alpha * _gradients(problem, data, X1) + alpha * _gradients(problem, data, X0)
+        V = V + rng.standard_normal((1, N, Q))[0] * sigma * R ** (-(t - 1) / 2)
+        Z = Z - X1 + Wt @ V
+        X0, X1 = X1, _prox(problem, Z, alpha)
+        out.append(X1)
+    return np.array([X.mean(axis=0) for X in out])
+
+
+@pytest.mark.parametrize("loss", ["linear", "logistic"])
+@pytest.mark.parametrize("epsilon", [None, 5.0])
+@pytest.mark.parametrize("module, transcription", [(dp_extra, _pg_extra), (dp_nids, _nids)])
+def test_pg_extra_and_nids_equal_the_transcription_of_spec_5_6(module, transcription, epsilon, loss):
+    data, problem, network = _setup(loss=loss)
+    alpha, K, R, c, x1 = 0.3, 40, 1.05, 0.5, np.array([0.3, -0.2, 0.1])
+    run = module.run(problem, data, network, epsilon=epsilon, delta=1e-3, plf=K, decay=R, clip=c, replicas=1,
+                     rng=np.random.default_rng(5), x1=x1, stepsize=alpha)
+    sigma = 0.0 if epsilon is None else _sigma1(epsilon, 1e-3, K, R, 2 * alpha * c)   # Delta = 2 alpha c
+    assert run.sigma1 == pytest.approx(sigma, rel=1e-12)
+    # clip = 0.5 is active on some samples; the transcription does not clip, so compare unclipped runs
+    run = module.run(problem, data, network, epsilon=epsilon, delta=1e-3, plf=K, decay=R, clip=None, replicas=1,
+                     rng=np.random.default_rng(5), x1=x1, stepsize=alpha) if epsilon is None else \
+        _unclipped_with_sigma(module, problem, data, network, epsilon, K, R, c, x1, alpha)
+    expected = transcription(problem, data, alpha, K, x1, sigma, R, np.random.default_rng(5))
+    np.testing.assert_allclose(run.x_history[:, 0], expected, rtol=1e-11, atol=1e-13)
+
+
+def _unclipped_with_sigma(module, problem, data, network, epsilon, K, R, c, x1, alpha):
+    """The private run with the noise calibrated for clip c but gradients not clipped (so that the
+    transcription, which does not clip, is comparable): gradients are evaluated with clip=None."""
+    original = problem.local_gradients
+
+    class Unclipped(CompositeProblem):
+        def local_gradients(self, X, data, clip=None):
+            return original(X, data, None)
+
+    unclipped = Unclipped(problem.loss, problem.ridge, problem.lasso, problem.mapping)
+    return module.run(unclipped, data, network, epsilon=epsilon, delta=1e-3, plf=K, decay=R, clip=c, replicas=1,
+                      rng=np.random.default_rng(5), x1=x1, stepsize=alpha)
+
+
+# ---------------------------------------------------------------- noise schedule and calibration
+@pytest.mark.parametrize("key", sorted(COMPARED))
+def test_noise_std_follows_the_senders_release_count(key, monkeypatch):
+    data, problem, network = _setup(lasso=0.0 if key in SMOOTH_R_ONLY else 0.02)
+    module = {"dp-admm-12": dp_admm_zhang, "dp-admm-13": dp_admm_huang, "dp-mradmm-17": dp_mradmm,
+              "dp-nids-28": dp_nids, "dp-extra-27": dp_extra, "dp-rwadmm-30": dp_rwadmm}[key]
+    calls = []
+
+    def recording(sigma1, decay, count):
+        calls.append(np.array(count, dtype=float))
+        return dp_common.noise_std(sigma1, decay, count)
+
+    monkeypatch.setattr(module, "noise_std", recording)
+    plf, R = 6, 1.2
+    run = COMPARED[key](problem, data, network, epsilon=3.0, delta=1e-3, plf=plf, decay=R, clip=1.0, replicas=3,
+                        rng=np.random.default_rng(0))
+    if key == "dp-rwadmm-30":
+        # one call per iteration with the active agent's activation count: it rises to plf for the busiest
+        counts = np.stack(calls)
+        assert counts.max() == plf and counts.min() == 1 and counts.shape[0] == run.iterations.max()
+    else:
+        np.testing.assert_array_equal(np.stack(calls), np.arange(1, plf + 1))
+    np.testing.assert_allclose(dp_common.noise_std(2.0, R, np.arange(1, 5)), 2.0 * R ** (-np.arange(4) / 2))
+    assert run.sigma1 > 0 and np.all(run.plf == plf)
+
+
+@pytest.mark.parametrize("decay", [1.0, 1.05])
+def test_calibration_spends_exactly_the_budget(decay):
+    epsilon, delta, T = 12.0, 1e-3, 300
+    constant = np.full(T, 0.7)
+    assert dp_common.calibrated_sigma1(epsilon, delta, decay, constant) == pytest.approx(
+        sigma1_for_budget(epsilon, delta, T, decay, 0.7), rel=1e-12)
+    varying = 0.7 * 0.99 ** np.arange(T)
+    sigma1 = dp_common.calibrated_sigma1(epsilon, delta, decay, varying)
+    rho = np.sum(varying**2 / (2 * (sigma1**2 * decay ** (-np.arange(T)))))          # sum_t Delta_t^2/(2 sigma_t^2)
+    assert rho == pytest.approx(_rho_star(epsilon, delta), rel=1e-12)
+    assert rho + 2 * np.sqrt(rho * np.log(1 / delta)) == pytest.approx(epsilon, rel=1e-12)
+
+
+def test_admm_argmin_sensitivity_bounds_a_replace_one_change():
+    """||argmin on D - argmin on D'|| <= Delta for the [12] subproblem with per-sample clipping (both readings)."""
+    data, problem, network = _setup(lasso=0.02)
+    c, clip = 0.8, 0.3
+    rng = np.random.default_rng(4)
+    X = rng.standard_normal((5, N, Q))
+    linear = rng.standard_normal((5, N, Q))
+    worst = 0.0
+    for index in range(3):
+        neighbour = data.replace_sample(0, index, rng.uniform(0, 3, Q), -data.targets[0, index])
+        a = dp_common.solve_admm_subproblem(problem, data, linear, c * network.degrees, X, clip)
+        b = dp_common.solve_admm_subproblem(problem, neighbour, linear, c * network.degrees, X, clip)
+        worst = max(worst, np.max(np.linalg.norm(a - b, axis=-1)))
+    assert 0 < worst <= dp_admm_zhang.argmin_sensitivity(problem, data, network, c, clip, "per_sample")
+    assert dp_admm_zhang.argmin_sensitivity(problem, data, network, c, clip, "assumption3") == pytest.approx(
+        2 * clip / (2 * c * 2 + 2 * problem.ridge))
+
+
+# ---------------------------------------------------------------- PLF and messages
+def test_plf_iterations_and_message_counts():
+    data, problem, network = _setup(lasso=0.0)
+    common = dict(epsilon=None, delta=1e-3, plf=20, decay=1.0, clip=None, replicas=3, rng=np.random.default_rng(1))
+    for key in ("dp-admm-12", "dp-admm-13", "dp-nids-28", "dp-extra-27"):
+        run = COMPARED[key](problem, data, network, **common)
+        assert np.all(run.plf == 20) and np.all(run.iterations == 20) and np.all(run.messages == 20 * 2 * EDGES)
+        assert run.x_history.shape == (21, 3, Q) and run.settings["messages_per_iteration"] == 2 * EDGES
+    run = COMPARED["dp-mradmm-17"](problem, data, network, **common)
+    assert np.all(run.plf == 20) and np.all(run.iterations == 40) and np.all(run.messages == 40 * 2 * EDGES)
+    run = COMPARED["dp-rwadmm-30"](problem, data, network, **common)
+    assert np.all(run.plf == 20) and np.all(run.messages == 4 * run.iterations)   # ring: pull 2 + push 2
+    assert np.all(run.iterations >= 20 * N * 0.5) and run.x_history.shape[0] == run.iterations.max() + 1
+
+
+def test_default_stepsizes_are_the_frozen_rules():
+    data, problem, network = _setup(loss="logistic")
+    L = np.max(problem.lipschitz_constants(data)) + 2 * problem.ridge
+    assert dp_extra.default_stepsize(problem, data) == pytest.approx(DEFAULT_STEPSIZES["dp-extra-27"]["logistic"] / L)
+    assert dp_admm_zhang.default_stepsize(problem, data) == pytest.approx(1 / (DEFAULT_STEPSIZES["dp-admm-12"]["logistic"] * L))
+
+
+# ---------------------------------------------------------------- input errors
+@pytest.mark.parametrize("key", sorted(COMPARED))
+@pytest.mark.parametrize("bad", [dict(epsilon=0.0), dict(epsilon=-1.0), dict(plf=0), dict(stepsize=0.0),
+                                 dict(stepsize=-0.1), dict(delta=1.0), dict(clip=None)])
+def test_bad_input_raises(key, bad):
+    data, problem, network = _setup(lasso=0.0)
+    args = dict(epsilon=1.0, delta=1e-3, plf=5, decay=1.05, clip=1.0, replicas=1, rng=np.random.default_rng(0)) | bad
+    with pytest.raises(InvalidParameterError):
+        COMPARED[key](problem, data, network, **args)
+
+
+def test_mradmm_refuses_a_nonsmooth_r_and_a_bad_gamma():
+    data, problem, network = _setup(lasso=0.02)
+    with pytest.raises(InvalidParameterError, match="lasso"):
+        dp_mradmm.run(problem, data, network, epsilon=None, plf=5, decay=1.0, clip=None, replicas=1,
+                      rng=np.random.default_rng(0))
+    with pytest.raises(InvalidParameterError, match="gamma"):
+        dp_admm_huang.run(problem, data, network, epsilon=None, plf=5, decay=1.0, clip=None, replicas=1,
+                          rng=np.random.default_rng(0), stepsize_decay=1.5)
