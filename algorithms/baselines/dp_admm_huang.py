@@ -33,7 +33,7 @@ from algorithms.network import Network
 from algorithms.problems import LocalData
 
 NAME = "DP-ADMM [13]"
-# L = dp_common.smoothness = max_i L_i + 2 ridge. Tuned on the non-private problem (scripts/tune_dp_recal_baselines.py), fixed gamma = 1 during tuning:
+# L = dp_common.smoothness = max_i L_i + 2 ridge. Tuned on the non-private problem (reproductions/dp_recal/tune_baselines.py), fixed gamma = 1 during tuning:
 # eta_0 = STEPSIZE_FRACTION / L; penalty c = PENALTY_FACTOR * L (not tuned: the dp-admm-12 linear value order).
 STEPSIZE_FRACTION = {"linear": 3.0, "logistic": 0.2}
 PENALTY_FACTOR = 0.5

@@ -33,7 +33,7 @@ from algorithms.network import Network
 from algorithms.problems import LocalData
 
 NAME = "DP-ADMM [12]"
-# L = dp_common.smoothness = max_i L_i + 2 ridge. Tuned on the non-private problem (scripts/tune_dp_recal_baselines.py): penalty c = factor * L.
+# L = dp_common.smoothness = max_i L_i + 2 ridge. Tuned on the non-private problem (reproductions/dp_recal/tune_baselines.py): penalty c = factor * L.
 PENALTY_FACTOR = {"linear": 0.3, "logistic": 0.5}
 
 

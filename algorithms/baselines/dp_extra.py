@@ -27,7 +27,7 @@ from algorithms.network import Network
 from algorithms.problems import LocalData
 
 NAME = "DP-EXTRA [27]"
-# L = dp_common.smoothness = max_i L_i + 2 ridge. Tuned on the non-private problem (scripts/tune_dp_recal_baselines.py): alpha = fraction / L.
+# L = dp_common.smoothness = max_i L_i + 2 ridge. Tuned on the non-private problem (reproductions/dp_recal/tune_baselines.py): alpha = fraction / L.
 # PG-EXTRA converges for alpha < 2 lambda_min(W~)/L (Shi et al. 2015); on the Metropolis ring
 # lambda_min(W~) = 1/3 for even n, so the bound is 0.67/max_i L_i (> 0.5/L).
 STEPSIZE_FRACTION = {"linear": 0.5, "logistic": 0.3}

@@ -36,7 +36,7 @@ from algorithms.network import Network
 from algorithms.problems import LocalData
 
 NAME = "DP-MRADMM [17]"
-# L = dp_common.smoothness = max_i L_i + 2 ridge. Tuned on the non-private problem with r = 0 (scripts/tune_dp_recal_baselines.py): c_0 = factor * L.
+# L = dp_common.smoothness = max_i L_i + 2 ridge. Tuned on the non-private problem with r = 0 (reproductions/dp_recal/tune_baselines.py): c_0 = factor * L.
 PENALTY_FACTOR = {"linear": 0.3, "logistic": 0.5}
 
 

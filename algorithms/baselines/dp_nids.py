@@ -26,7 +26,7 @@ from algorithms.network import Network
 from algorithms.problems import LocalData
 
 NAME = "DP-NIDS [28]"
-# L = dp_common.smoothness = max_i L_i + 2 ridge. Tuned on the non-private problem (scripts/tune_dp_recal_baselines.py): alpha = fraction / L;
+# L = dp_common.smoothness = max_i L_i + 2 ridge. Tuned on the non-private problem (reproductions/dp_recal/tune_baselines.py): alpha = fraction / L;
 # NIDS converges for alpha < 2/L (Li et al. 2019, with W~ = (I + W)/2).
 STEPSIZE_FRACTION = {"linear": 0.5, "logistic": 0.3}
 

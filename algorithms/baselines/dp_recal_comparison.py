@@ -30,7 +30,7 @@ DISPLAY_NAMES = {key: module.NAME for key, module in _MODULES.items()}
 # Frozen defaults, per loss, as rules in L = max_i L_i + 2 ridge (`dp_common.smoothness`): for dp-extra-27,
 # dp-nids-28 and dp-admm-13 the value v gives stepsize = v / L; for the ADMM penalties (dp-admm-12,
 # dp-mradmm-17, dp-rwadmm-30) the penalty is c = v L and stepsize = 1/c. Tuned by
-# scripts/tune_dp_recal_baselines.py on the NON-private problem (spec §6): 8-agent ring, 40 samples of
+# reproductions/dp_recal/tune_baselines.py on the NON-private problem (spec §6): 8-agent ring, 40 samples of
 # dimension 6 per agent, features U[0, 1], labels +-1, ridge 0.5, lasso 0.02 (lasso 0 for dp-mradmm-17);
 # v from a grid 0.05..3 minimizing the PLF until the relative error stays below 1e-8.
 DEFAULT_STEPSIZES = {

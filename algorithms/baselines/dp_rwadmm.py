@@ -32,7 +32,7 @@ from algorithms.network import Network
 from algorithms.problems import LocalData
 
 NAME = "DP-RWADMM [30]"
-# L = dp_common.smoothness = max_i L_i + 2 ridge. Tuned on the non-private problem (scripts/tune_dp_recal_baselines.py): penalty c = factor * L.
+# L = dp_common.smoothness = max_i L_i + 2 ridge. Tuned on the non-private problem (reproductions/dp_recal/tune_baselines.py): penalty c = factor * L.
 PENALTY_FACTOR = {"linear": 0.2, "logistic": 0.3}
 
 

@@ -174,4 +174,6 @@ def summarize(config: ExperimentConfig, results: pd.DataFrame) -> FigureOutput:
 EXPERIMENTS = [
     Experiment("figure-2", "dp-recal", HERE / "figure_2_linear_budgets.toml", build_tasks, summarize),
     Experiment("figure-5", "dp-recal", HERE / "figure_5_logistic_budgets.toml", build_tasks, summarize),
+    Experiment("figure-3", "dp-recal", HERE / "figure_3_linear_comparison.toml", build_tasks, summarize),
+    Experiment("figure-6", "dp-recal", HERE / "figure_6_logistic_comparison.toml", build_tasks, summarize),
 ]

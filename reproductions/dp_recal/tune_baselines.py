@@ -7,7 +7,7 @@ Each rule is a multiple of 1/L (stepsizes) or of L (ADMM penalties), L = `smooth
 of PLF units until the relative error ||x^k - x*||/||x^0 - x*|| first stays below TARGET (smaller is
 better). `--ijcnn1` checks the frozen defaults on ijcnn1 (8 agents, shuffled split, seed 0).
 
-    PYTHONPATH=. python scripts/tune_dp_recal_baselines.py [--ijcnn1]
+    PYTHONPATH=. python reproductions/dp_recal/tune_baselines.py [--ijcnn1]
 """
 
 import sys
