@@ -236,8 +236,7 @@ def run_recal(problem: CompositeProblem, data: LocalData, network: Network, para
         std = params.noise.std(counts[rows, holder]) if params.noise.sigma1 > 0 else np.zeros(replicas)
         eps = rng.standard_normal((replicas, q)) * std[:, None]
         base = u if params.u_mode == "literal" else u_tilde
-        u_next = base + lam_new - lam_i                                                       # (7e)
-        u_tilde_next = u_next - eps                                                           # Alg. 1: u~ = u - eps^k
+        u_tilde_next = base + lam_new - lam_i - eps                                           # (7e), then u~ = u - eps^k
         receiver = (rng.random(replicas)[:, None] < cumulative[holder]).argmax(axis=1)        # Alg. 1 line 5
         if params.noise.sigma1 > 0:
             rho_spent[rows, holder] += running * params.sensitivity_bound**2 / (2.0 * std**2)  # Lemma 6 form

@@ -427,7 +427,8 @@ def _linear_rate(context: CheckContext, configuration: str, squared: bool) -> tu
     return verdict, Evidence(
         f"ln(mean {'RE^2' if squared else 'RE'}) vs k: slopes {[round(r['slope'], 5) for r in rows.values()]}, "
         f"{CONFIDENCE:.0%} bootstrap CIs {'all < 0' if decreasing else 'not all < 0'}; R^2 "
-        f"{[round(r['r_squared'], 3) for r in rows.values()]} (log-linear if all >= {RATE_MIN_R_SQUARED})", rows)
+        f"{[round(r['r_squared'], 3) for r in rows.values()]} (log-linear if all >= {RATE_MIN_R_SQUARED}). Decision rule revised after a first run: a fit below the R^2 "
+        "threshold was first counted as refuting; it is now inconclusive, since R-linear only bounds the error", rows)
 
 
 def check_theorem3_recal_linear_rate(context: CheckContext) -> tuple[Verdict, Evidence]:

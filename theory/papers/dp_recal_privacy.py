@@ -16,6 +16,7 @@ import sympy as sp
 from algorithms.composite import CompositeProblem
 from algorithms.dp_recal import (RecalParams, RelayNoise, geometric_total, lemma5_sensitivity, paper_beta, run_recal,
                                  sigma1_for_budget, theorem4_epsilon, zcdp_for_epsilon)
+from algorithms.errors import InvalidParameterError
 from algorithms.network import Network
 from algorithms.problems import LocalData
 from theory.accounting import zcdp_to_dp, zcdp_to_dp_tight
@@ -251,7 +252,7 @@ def x_channel_statistic(setup: AuditSetup):
     x^4 (1 + 2 n ridge) = x^3 - u~^3 - beta (x^3 - y_0^3), i.e. y_0^3 = (x^4 (1 + 2 n ridge) - (1 - beta) x^3 + u~^3)/beta
     (with lasso > 0 the same holds on coordinates not thresholded to 0). Its first coordinate is the observation."""
     if setup.problem.lasso != 0:
-        raise ValueError("the x-channel reconstruction inverts the prox, which needs lasso = 0")
+        raise InvalidParameterError("the x-channel reconstruction inverts the prox, which needs lasso = 0")
     beta = setup.params.beta
     scale = 1.0 + 2.0 * setup.data.num_agents * setup.problem.prox_ridge
     base = transcript_sampler(setup, "u+x")

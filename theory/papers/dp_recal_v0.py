@@ -8,14 +8,13 @@ with the same features (so the same L_i) but different labels have gradients tha
 
 from __future__ import annotations
 
+import networkx as nx
 import numpy as np
 
 from algorithms.composite import CompositeProblem
 from algorithms.dp_recal import RecalParams, lemma5_sensitivity, paper_beta, run_recal
-from algorithms.problems import LocalData
 from algorithms.network import Network
-import networkx as nx
-
+from algorithms.problems import LocalData
 from theory.audit.auditor import sensitivity_probe
 from theory.claims import Evidence, Verdict
 
