@@ -106,8 +106,8 @@ class _Objective:
         residual = self.mask * (g - self.targets)
         if self.attack == "inverting-gradients":
             mg, mt = self.mask * g, self.mask * self.targets
-            ng = np.maximum(np.linalg.norm(mg, axis=-1), 1e-300)
-            nt = np.maximum(np.sqrt(self.norm2), 1e-300)
+            nt = np.sqrt(self.norm2)
+            ng = np.maximum(np.linalg.norm(mg, axis=-1), 1e-12 * nt)  # a zero dummy gradient has no direction
             cosine = (mg * mt).sum(-1) / (ng * nt)
             value = 1.0 - cosine
             cotangent = -(mt / (ng * nt)[..., None] - cosine[..., None] * mg / (ng**2)[..., None]) * self.mask
