@@ -18,6 +18,7 @@ import typer
 from tqdm.auto import tqdm
 
 from algorithms.errors import DpverifyError
+from reproductions.threads import limit_blas_threads
 from theory.claims import CheckCrashed, ClaimResult, Paper, Verdict, evaluate
 from theory.execution import DEFAULT_ROOT_SEED, CheckContext
 from theory.papers import get_paper, paper_ids
@@ -227,7 +228,8 @@ def bench(paper: PaperArg = None,
 def main() -> None:
     logging.basicConfig(level=logging.WARNING, format="%(levelname)s: %(message)s")
     try:
-        status = app(standalone_mode=False)  # returns an int when a command exits (--help, typer.Exit)
+        with limit_blas_threads():
+            status = app(standalone_mode=False)  # returns an int when a command exits (--help, typer.Exit)
         sys.exit(status if isinstance(status, int) else 0)
     except DpverifyError as error:
         typer.echo(f"error: {error}", err=True)

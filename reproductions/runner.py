@@ -29,6 +29,7 @@ import pyarrow.parquet as pq
 from tqdm.auto import tqdm
 
 from algorithms.errors import DpverifyError
+from reproductions.threads import limit_blas_threads
 from theory.execution import Task, run_task, task_seed_sequence
 
 log = logging.getLogger("dpverify.runner")
@@ -147,7 +148,8 @@ class ResultCache:
 
 
 def _run_indexed(index: int, task: Task, root_seed: int) -> tuple[int, pd.DataFrame]:
-    return index, run_task(task, root_seed)
+    with limit_blas_threads():  # in joblib and Dask workers too
+        return index, run_task(task, root_seed)
 
 
 @dataclass
