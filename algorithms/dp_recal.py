@@ -29,7 +29,7 @@ from dataclasses import dataclass, field
 import networkx as nx
 import numpy as np
 
-from algorithms.composite import CompositeProblem
+from algorithms.composite import ActiveGradients, CompositeProblem
 from algorithms.errors import InvalidGraphError, InvalidParameterError
 from algorithms.network import Network
 from algorithms.problems import LocalData
@@ -181,7 +181,8 @@ class RelayRun:
 def run_recal(problem: CompositeProblem, data: LocalData, network: Network, params: RecalParams, *,
               replicas: int, rng: np.random.Generator, horizon: int | None = None, plf_target: int | None = None,
               transition: np.ndarray | None = None, x1: np.ndarray | None = None, y1: np.ndarray | None = None,
-              first_holder: int | None = None, keep_transcript: bool = True, keep_x=True) -> RelayRun:
+              first_holder: int | None = None, keep_transcript: bool = True, keep_x=True,
+              gradients: ActiveGradients | None = None) -> RelayRun:
     """Algorithm 1 on `replicas` independent walks and noise draws at once.
 
     Stopping: after `horizon` iterations, or (if `plf_target`) at the first K with max_i tau_i(K) =
@@ -191,6 +192,8 @@ def run_recal(problem: CompositeProblem, data: LocalData, network: Network, para
     first_holder: i_1 (default: uniform over V, drawn per replica).
     keep_x: True (x^1..x^{K+1} in x_history), False, or an increasing array of iteration indices k whose
     x^k are kept (long runs on large data: the curve at a few points without storing every iterate).
+    gradients: a prebuilt `ActiveGradients(problem, data, params.clip)` (its Gram matrices or restricted
+    features are computed once; pass it to reuse them across runs on the same data).
     """
     n, q = data.num_agents, data.dim
     if network.num_agents != n:
@@ -203,6 +206,10 @@ def run_recal(problem: CompositeProblem, data: LocalData, network: Network, para
     if plf_target is not None:
         require_positive_int("plf_target", plf_target)
     max_iterations = require_positive_int("horizon", horizon) if horizon is not None else None
+    if gradients is None:
+        gradients = ActiveGradients(problem, data, params.clip)
+    elif gradients.problem != problem or gradients.data is not data or gradients.clip != params.clip:
+        raise InvalidParameterError("gradients must be built for this run's problem, data and params.clip")
     P = validate_transition_matrix(uniform_transition_matrix(network) if transition is None else transition, network)
     cumulative = np.cumsum(P, axis=1)
     cumulative[:, -1] = np.inf  # guards the last bin against rounding in the row sums
@@ -222,31 +229,54 @@ def run_recal(problem: CompositeProblem, data: LocalData, network: Network, para
     record: dict[str, list] = {key: [] for key in always + (transcript if keep_transcript else ())}
     keep_at = None if isinstance(keep_x, bool) else set(int(k) for k in np.asarray(keep_x).ravel())
     x_history = [x.copy()] if (keep_x is True or (keep_at is not None and 1 in keep_at)) else ([] if keep_at is not None else None)
-    alpha = params.alpha
+    alpha, beta = params.alpha, params.beta
+    noisy, literal = params.noise.sigma1 > 0, params.u_mode == "literal"
+    eps = np.empty((replicas, q))
     k = 0
+    # The arithmetic of each line is that of the formula beside it, term for term (sums and products
+    # reordered only where IEEE arithmetic is commutative), computed in place to spare temporaries.
     while np.any(running) and (max_iterations is None or k < max_iterations):
         k += 1
         lam_i, y_i = lam[rows, holder], y[rows, holder]
-        lam_half = lam_i + params.beta * (x - y_i)                                            # (7a)
-        x_new = problem.prox_scaled_r(x - (u_tilde + lam_half - lam_i), n)                    # (7b) with u~^k (Alg. 1)
-        gradient = problem.active_gradients(y_i, holder, data, params.clip)
-        y_new = y_i - alpha[holder, None] * (gradient - lam_half)                             # (7c)
-        lam_new = lam_half + params.beta * ((x_new - x) - (y_new - y_i))                      # (7d)
+        lam_half = np.subtract(x, y_i)
+        lam_half *= beta
+        lam_half += lam_i                                                                     # (7a)
+        step = u_tilde + lam_half
+        step -= lam_i
+        x_new = problem.prox_scaled_r(np.subtract(x, step, out=step), n)                      # (7b) with u~^k (Alg. 1)
+        y_new = gradients(y_i, holder)
+        y_new -= lam_half
+        y_new *= alpha[holder, None]
+        np.subtract(y_i, y_new, out=y_new)                                                    # (7c)
+        lam_new = np.subtract(x_new, x)
+        lam_new -= y_new - y_i
+        lam_new *= beta
+        lam_new += lam_half                                                                   # (7d)
         counts[rows, holder] += running
-        std = params.noise.std(counts[rows, holder]) if params.noise.sigma1 > 0 else np.zeros(replicas)
-        eps = rng.standard_normal((replicas, q)) * std[:, None]
-        base = u if params.u_mode == "literal" else u_tilde
-        u_tilde_next = base + lam_new - lam_i - eps                                           # (7e), then u~ = u - eps^k
+        std = params.noise.std(counts[rows, holder]) if noisy else np.zeros(replicas)
+        rng.standard_normal(out=eps)
+        eps *= std[:, None]
+        u_next = u + lam_new
+        u_next -= lam_i                                                                       # (7e), exact sum
+        if literal:
+            u_tilde_next = u_next - eps                                                       # then u~ = u - eps^k
+        else:
+            u_tilde_next = u_tilde + lam_new
+            u_tilde_next -= lam_i
+            u_tilde_next -= eps
         receiver = (rng.random(replicas)[:, None] < cumulative[holder]).argmax(axis=1)        # Alg. 1 line 5
-        if params.noise.sigma1 > 0:
+        if noisy:
             rho_spent[rows, holder] += running * params.sensitivity_bound**2 / (2.0 * std**2)  # Lemma 6 form
-        # frozen replicas keep their state
-        keep = running[:, None]
-        lam[rows, holder] = np.where(keep, lam_new, lam_i)
-        y[rows, holder] = np.where(keep, y_new, y_i)
-        x = np.where(keep, x_new, x)
-        u = np.where(keep, u + lam_new - lam_i, u)   # the exact sum, tracked for the literal reading and checks
-        u_tilde = np.where(keep, u_tilde_next, u_tilde)
+        if running.all():
+            lam[rows, holder], y[rows, holder] = lam_new, y_new
+            x, u, u_tilde = x_new, u_next, u_tilde_next
+        else:  # frozen replicas keep their state
+            keep = running[:, None]
+            lam[rows, holder] = np.where(keep, lam_new, lam_i)
+            y[rows, holder] = np.where(keep, y_new, y_i)
+            x = np.where(keep, x_new, x)
+            u = np.where(keep, u_next, u)   # the exact sum, tracked for the literal reading and checks
+            u_tilde = np.where(keep, u_tilde_next, u_tilde)
         values = {"holders": holder, "counts": counts[rows, holder], "active": running, "receivers": receiver,
                   "u_sent": u_tilde, "x_sent": x, "noise_std": std}
         for key in record:

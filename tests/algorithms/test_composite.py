@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 from scipy.optimize import approx_fprime
 
-from algorithms.composite import CompositeProblem, accuracy
+from algorithms.composite import ActiveGradients, CompositeProblem, accuracy
 from algorithms.errors import InvalidDataError, InvalidParameterError
 from algorithms.problems import LocalData
 
@@ -37,6 +37,60 @@ def test_active_gradients_select_the_active_agent(loss):
     x, agents = rng.normal(size=(11, data.dim)), rng.integers(0, data.num_agents, 11)
     full = problem.local_gradients(np.repeat(x[:, None, :], data.num_agents, axis=1), data, clip=0.3)
     np.testing.assert_allclose(problem.active_gradients(x, agents, data, clip=0.3), full[np.arange(11), agents], rtol=1e-12)
+
+
+def test_active_gradient_operator_by_hand():
+    """One agent, B = [[1, 0, 2], [0, 0, 1]], b = [1, -1], y = [1, 5, -1]: B y - b = [-2, 0], grad =
+    B^T [-2, 0] / 2 = [-1, 0, -2]; column 1 is zero, so G = [[1, 2], [2, 5]]/2, h = [1, 1]/2 on {0, 2}."""
+    data = LocalData(np.array([[[1.0, 0.0, 2.0], [0.0, 0.0, 1.0]]]), np.array([[1.0, -1.0]]))
+    y = np.array([[1.0, 5.0, -1.0]])
+    gram = ActiveGradients(CompositeProblem("linear"), data)
+    assert gram.method == "gram"
+    np.testing.assert_array_equal(gram.supports[0], [0, 2])
+    np.testing.assert_array_equal(gram.gram[0], [[0.5, 1.0], [1.0, 2.5]])
+    np.testing.assert_array_equal(gram.shift[0], [0.5, 0.5])
+    np.testing.assert_array_equal(gram(y, np.array([0])), [[-1.0, 0.0, -2.0]])
+    samples = ActiveGradients(CompositeProblem("linear"), data, method="samples")
+    np.testing.assert_array_equal(samples(y, np.array([0])), [[-1.0, 0.0, -2.0]])
+    # clipped to c = 1: the first sample's gradient -2 B_1 has norm 2 sqrt(5) -> scaled by 1/(2 sqrt 5)
+    clipped = ActiveGradients(CompositeProblem("linear"), data, clip=1.0)
+    assert clipped.method == "samples"
+    np.testing.assert_allclose(clipped(y, np.array([0])), [[-1.0, 0.0, -2.0]] / np.sqrt(5) / 2, rtol=1e-15)
+
+
+@pytest.mark.parametrize("loss", ["linear", "logistic"])
+@pytest.mark.parametrize("mapping", ["M1", "M2"])
+@pytest.mark.parametrize("clip", [None, 0.3])
+def test_active_gradient_operator_equals_active_gradients(loss, mapping, clip):
+    rng = np.random.default_rng(11)
+    features = rng.uniform(0, 1, (4, 9, 6))
+    features[0, :, [1, 4]] = 0.0     # pixels that are always zero, different per agent
+    features[2, :, 5] = 0.0
+    data, problem = LocalData(features, rng.choice([-1.0, 1.0], (4, 9))), CompositeProblem(loss, mapping=mapping)
+    x, agents = rng.normal(size=(13, 6)), rng.integers(0, 4, 13)
+    exact = problem.active_gradients(x, agents, data, clip)
+    methods = ["auto", "samples"] + (["gram"] if loss == "linear" and clip is None else [])
+    for method in methods:
+        operator = ActiveGradients(problem, data, clip, method=method)
+        assert operator.method == ("gram" if method == "auto" and loss == "linear" and clip is None else
+                                   method if method != "auto" else "samples")
+        np.testing.assert_allclose(operator(x, agents), exact, rtol=1e-12, atol=1e-15)
+    if mapping == "M1":  # off the support the gradient is exactly zero
+        assert np.all(ActiveGradients(problem, data, clip)(x, agents)[agents == 0][:, [1, 4]] == 0)
+    with pytest.raises(InvalidDataError, match="x must be"):
+        ActiveGradients(problem, data, clip)(x[:, :5], agents)
+
+
+def test_gram_form_is_refused_where_it_is_not_exact():
+    data = _data()
+    with pytest.raises(InvalidParameterError, match="Gram"):
+        ActiveGradients(CompositeProblem("linear"), data, clip=1.0, method="gram")
+    with pytest.raises(InvalidParameterError, match="Gram"):
+        ActiveGradients(CompositeProblem("logistic"), data, method="gram")
+    with pytest.raises(InvalidParameterError, match="method"):
+        ActiveGradients(CompositeProblem("linear"), data, method="fast")
+    # more columns than samples: the Gram form would cost more, "auto" keeps the samples
+    assert ActiveGradients(CompositeProblem("linear"), _data(m=3, q=5)).method == "samples"
 
 
 def test_clipping_bounds_every_gradient_and_leaves_small_ones():

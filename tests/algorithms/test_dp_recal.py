@@ -5,7 +5,7 @@ import networkx as nx
 import numpy as np
 import pytest
 
-from algorithms.composite import CompositeProblem
+from algorithms.composite import ActiveGradients, CompositeProblem
 from algorithms.dp_recal import (RecalParams, RelayNoise, checked_stepsizes, paper_beta, run_recal,
                                  uniform_transition_matrix, validate_transition_matrix)
 from algorithms.errors import InvalidGraphError, InvalidParameterError
@@ -60,6 +60,39 @@ def test_batched_run_equals_line_by_line_transcription(u_mode):
     np.testing.assert_array_equal(run.holders[:, 0], [s[0] for s in sent])
     np.testing.assert_allclose(run.u_sent[:, 0], [s[1] for s in sent], rtol=1e-12, atol=1e-14)
     np.testing.assert_allclose(run.x_sent[:, 0], [s[2] for s in sent], rtol=1e-12, atol=1e-14)
+
+
+@pytest.mark.parametrize("clip", [None, 0.5])
+def test_gram_and_support_forms_give_the_iterates_of_the_printed_gradient(clip):
+    """The precomputed gradient forms (Gram matrix on the nonzero columns; per-sample on the nonzero
+    columns) against B_i^T (B_i y - b_i)/m_i on all columns, over a whole DP-RECAL run."""
+    data, problem, network = _setup(4)
+    features = data.features.copy()
+    features[1, :, 0] = features[3, :, 2] = 0.0
+    data = LocalData(features, data.targets)
+    alpha = 1 / (problem.lipschitz_constants(data) + 1)
+    params = RecalParams(alpha, paper_beta(N), RelayNoise(0.3, 1.05), clip=clip)
+
+    class Printed(ActiveGradients):  # the reference: problem.active_gradients on the full features
+        def __call__(self, x, agents):
+            return problem.active_gradients(x, agents, data, clip)
+
+    runs = {}
+    for method in ["auto", "samples", "printed"]:
+        gradients = (Printed if method == "printed" else ActiveGradients)(
+            problem, data, clip, method="samples" if method == "printed" else method)
+        runs[method] = run_recal(problem, data, network, params, replicas=6, rng=np.random.default_rng(8),
+                                 horizon=300, x1=0.1 * np.arange(1, Q + 1), gradients=gradients)
+    assert runs["auto"].x_sent.shape == (300, 6, Q) and np.abs(runs["auto"].x_final).max() > 0.05
+    for method in ["auto", "samples"]:
+        np.testing.assert_array_equal(runs[method].holders, runs["printed"].holders)
+        for field in ["x_sent", "u_sent", "y_final", "lam_final"]:
+            np.testing.assert_allclose(getattr(runs[method], field), getattr(runs["printed"], field),
+                                       rtol=1e-11, atol=1e-13)
+    # a run must be given gradients built for its own problem, data and clipping
+    with pytest.raises(InvalidParameterError, match="gradients"):
+        run_recal(problem, data, network, params, replicas=1, rng=np.random.default_rng(0), horizon=1,
+                  gradients=ActiveGradients(problem, data, None if clip else 1.0))
 
 
 @pytest.mark.parametrize("loss", ["linear", "logistic"])
