@@ -124,6 +124,27 @@ def _markdown_table(rows: list[list[str]], header: list[str]) -> str:
     return "\n".join(lines)
 
 
+TABLE_ROWS_SHOWN = 80   # a figure's summary table in the report; the whole results are in the Parquet file
+
+
+def _format_cell(value: Any) -> str:
+    if isinstance(value, float):
+        return f"{value:.4g}"
+    if isinstance(value, (list, dict)):
+        return json.dumps(value)
+    return "" if value is None else str(value)
+
+
+def figure_table(figure: dict[str, Any]) -> tuple[list[str], list[list[str]], int]:
+    """(header, formatted rows, rows left out) of a figure's summary table (FigureOutput.table)."""
+    records = figure.get("table") or []
+    if not records:
+        return [], [], 0
+    header = list(records[0])
+    rows = [[_format_cell(record.get(name)) for name in header] for record in records[:TABLE_ROWS_SHOWN]]
+    return header, rows, max(0, len(records) - TABLE_ROWS_SHOWN)
+
+
 def render_markdown(record: dict[str, Any]) -> str:
     counts = record["counts"]
     out = [f"# {record['title']}", "",
@@ -159,6 +180,10 @@ def render_markdown(record: dict[str, Any]) -> str:
         out += [f"### {figure['id']}: {figure['title']} ({figure['seed_line']})", "",
                 f"**What the paper says:** {figure['paper_says']}", "", f"**What our run shows:** {figure['observed']}", ""]
         out += [f"![{figure['id']} {name}]({path})" for name, path in figure["images"].items()] + [""]
+        header, table_rows, left_out = figure_table(figure)
+        if header:
+            out += [_markdown_table(table_rows, header), ""]
+            out += [f"({left_out} more rows in the results file)", ""] if left_out else []
         rows = [[p["name"], f"`{p['value']}`", p["source"], p["note"]] for p in figure["parameters"]]
         out += [_markdown_table(rows, ["parameter", "value", "source", "line / why"]), ""]
         out += [f"Results: `{figure['results']}`", ""]
@@ -219,6 +244,12 @@ def _render_paper_html(record: dict[str, Any], out_dir: Path) -> str:
         parts.append(f"<p><b>What the paper says:</b> {e(figure['paper_says'])}</p>"
                      f"<p><b>What our run shows:</b> {e(figure['observed'])}</p>")
         parts.append('<div class="figure">' + "".join(_image(out_dir, p) for p in figure["images"].values()) + "</div>")
+        header, table_rows, left_out = figure_table(figure)
+        if header:
+            head = "".join(f"<th>{e(h)}</th>" for h in header)
+            body = "".join("<tr>" + "".join(f"<td>{e(c)}</td>" for c in row) + "</tr>" for row in table_rows)
+            more = f"<p class='note'>{left_out} more rows in the results file</p>" if left_out else ""
+            parts.append(f"<div style='overflow-x:auto'><table><tr>{head}</tr>{body}</table></div>{more}")
         rows = "".join(f"<tr class='{'default' if p['source'] == 'default' else ''}'><td>{e(p['name'])}</td>"
                        f"<td><code>{e(json.dumps(p['value']))}</code></td><td>{e(p['source'])}</td><td>{e(p['note'])}</td></tr>"
                        for p in figure["parameters"])

@@ -1,0 +1,27 @@
+"""A figure's summary table (FigureOutput.table, e.g. printed numbers beside ours) reaches both reports."""
+
+from reproductions.report import TABLE_ROWS_SHOWN, figure_table, render_html, render_markdown
+
+
+def _record(table):
+    figure = {"id": "table-4", "title": "Table IV", "seed_line": "v1:L580", "paper_says": "DP-RECAL is best",
+              "observed": "see the table", "images": {}, "parameters": [], "results": "results/table-4.parquet",
+              "table": table}
+    return {"id": "dp-recal", "title": "DP-RECAL", "seed_file": "seeds/001", "profile": "quick", "generated": "now",
+            "seconds": 1.0, "counts": {}, "claims": [], "figures": [figure], "provenance": {}}
+
+
+def test_figure_table_is_rendered_with_four_significant_digits():
+    record = _record([{"algorithm": "DP-RECAL", "RE": 5.8123456e-15, "printed RE": 5.8e-15, "rel. diff": 0.00213}])
+    markdown = render_markdown(record)
+    assert "| algorithm | RE | printed RE | rel. diff |" in markdown
+    assert "| DP-RECAL | 5.812e-15 | 5.8e-15 | 0.00213 |" in markdown
+    html = render_html({"papers": {"dp-recal": record}}, out_dir=None)
+    assert "<th>printed RE</th>" in html and "<td>5.812e-15</td>" in html
+
+
+def test_long_tables_are_cut_and_say_so():
+    header, rows, left_out = figure_table({"table": [{"k": i} for i in range(TABLE_ROWS_SHOWN + 7)]})
+    assert header == ["k"] and len(rows) == TABLE_ROWS_SHOWN and left_out == 7
+    assert "(7 more rows in the results file)" in render_markdown(_record([{"k": i} for i in range(TABLE_ROWS_SHOWN + 7)]))
+    assert figure_table({"table": None}) == ([], [], 0)
