@@ -119,7 +119,9 @@ class CompositeProblem:
     def lipschitz_constants(self, data: LocalData) -> np.ndarray:
         """L_i of grad f_i (Assumption 1, v1:L53): lambda_max(B_i^T B_i)/m_i, /4 for the logistic loss
         (sigmoid' <= 1/4), + 2 * smooth_ridge."""
-        gram_max = np.linalg.eigvalsh(np.einsum("nmq,nmp->nqp", data.features, data.features))[:, -1]
+        # lambda_max(B^T B) = lambda_max(B B^T): decompose the smaller Gram matrix (q x q or m x m)
+        pattern = "nmq,npq->nmp" if data.num_samples < data.dim else "nmq,nmp->nqp"
+        gram_max = np.linalg.eigvalsh(np.einsum(pattern, data.features, data.features))[:, -1]
         scale = 1.0 if self.loss == "linear" else 0.25
         return scale * gram_max / data.num_samples + 2.0 * self.smooth_ridge
 
