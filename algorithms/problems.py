@@ -63,8 +63,10 @@ class LocalData:
     # them at every call (an eigendecomposition per agent costs ~0.1 s at q = 784).
     @cached_property
     def gram_largest_eigenvalues(self) -> np.ndarray:
-        """lambda_max(X_k^T X_k) per agent: (N,)."""
-        return np.linalg.eigvalsh(np.swapaxes(self.features, 1, 2) @ self.features)[:, -1]
+        """lambda_max(X_k^T X_k) = lambda_max(X_k X_k^T) per agent, from the smaller of the two: (N,)."""
+        X = self.features
+        gram = X @ np.swapaxes(X, 1, 2) if self.num_samples < self.dim else np.swapaxes(X, 1, 2) @ X
+        return np.linalg.eigvalsh(gram)[:, -1]
 
     @cached_property
     def sample_norms(self) -> np.ndarray:

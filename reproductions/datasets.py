@@ -17,6 +17,15 @@ preprocessing follow the spec `specs/dp_recal.md` §5.1 (v1:L562):
 
 CIFAR-10 is not shipped: it is loaded only from a directory the user gives, and is otherwise
 reported as "data not available" (never replaced by synthetic data).
+
+The v0 experiments (seeds/000 Sec. VII-A, v0:L518) use two more sets, with the same preprocessing text:
+* "covtype" (55,500 x 54): LIBSVM covtype.binary (`covtype.libsvm.binary.bz2`, 581,012 x 54, labels
+  1/2). Not shipped: loaded only from a directory the user gives (like CIFAR-10), checksum-verified
+  when that directory's SHA256SUMS lists the file. The paper does not say which 55,500 rows it kept:
+  the harness keeps the FIRST 55,500 rows of the file (default), then min-max scales them per
+  feature; class 1 -> -1, class 2 -> +1 (second-listed class = +1).
+* "mnist-v0" (60,000 x 784): the whole MNIST training set. The paper does not say how the 10 digits
+  become +-1; default: digits 0-4 -> -1 (30,596 images), digits 5-9 -> +1 (29,404).
 """
 
 from __future__ import annotations
@@ -48,6 +57,12 @@ CIFAR10_DIRNAME = "cifar-10-batches-py"
 CIFAR10_NUM_BATCHES = 5
 CIFAR10_CAT, CIFAR10_DOG = 3, 5
 _HASH_CHUNK = 1 << 20
+COVTYPE_FILE = "covtype.libsvm.binary.bz2"   # LIBSVM binary data sets, covtype.binary
+COVTYPE_NUM_FEATURES = 54                    # v0:L518
+COVTYPE_V0_ROWS = 55_500                     # v0:L518; default: the first 55,500 rows (the subset rule is not stated)
+COVTYPE_NEGATIVE, COVTYPE_POSITIVE = 1, 2    # default: second-listed class = +1
+MNIST_V0_NEGATIVE = (0, 1, 2, 3, 4)          # default: the v0 mapping of the 10 digits to +-1 is not stated (v0:L518)
+MNIST_V0_POSITIVE = (5, 6, 7, 8, 9)
 
 
 class DatasetNotAvailableError(DpverifyError):
@@ -299,24 +314,30 @@ def min_max_scale(features: np.ndarray) -> np.ndarray:
     return np.clip((features - low) / span, 0.0, 1.0)
 
 
-def _binary_images(name, data_dir, folder, negative, positive, description) -> Dataset:
+def _class_names(classes: tuple[int, ...]) -> str:
+    return f"class {classes[0]}" if len(classes) == 1 else f"classes {classes[0]}-{classes[-1]}"
+
+
+def _binary_images(name, data_dir, folder, negative: tuple[int, ...], positive: tuple[int, ...], description,
+                   why: str = "second-listed class = +1") -> Dataset:
     files = [f"{folder}/train-images-idx3-ubyte.gz", f"{folder}/train-labels-idx1-ubyte.gz"]
     verify_checksums(data_dir, files)
     images = read_idx_gz(data_dir / files[0])
     classes = read_idx_gz(data_dir / files[1])
     if images.ndim != 3 or classes.ndim != 1 or images.shape[0] != classes.shape[0]:
         raise InvalidDataError(f"{data_dir / folder}: {images.shape[0]} images but {classes.shape[0]} labels")
-    keep = (classes == negative) | (classes == positive)
+    keep = np.isin(classes, negative + positive)
     features = images[keep].reshape(int(keep.sum()), -1) / PIXEL_MAX
-    labels = np.where(classes[keep] == positive, 1.0, -1.0)
+    labels = np.where(np.isin(classes[keep], positive), 1.0, -1.0)
     features, labels, removed = remove_missing_rows(features, labels)
     return Dataset(
         name,
         features,
         labels,
-        source=f"{description} training set, classes {negative} and {positive}: {', '.join(files)} in {data_dir}",
+        source=f"{description} training set, {_class_names(negative)} and {_class_names(positive)}: "
+               f"{', '.join(files)} in {data_dir}",
         checksum_verified=True,
-        preprocessing=f"pixels / 255; class {negative} -> -1, class {positive} -> +1 (second-listed class = +1)",
+        preprocessing=f"pixels / 255; {_class_names(negative)} -> -1, {_class_names(positive)} -> +1 ({why})",
         missing_rows_removed=removed,
     )
 
@@ -338,16 +359,21 @@ def _load_ijcnn1(data_dir: Path) -> Dataset:
     )
 
 
+def _user_directory(data_dir, not_available: str) -> Path:
+    """The directory to look in for a dataset that is not shipped: `data_dir`, else the default one."""
+    try:
+        return Path(data_dir) if data_dir is not None else default_data_dir()
+    except DatasetNotAvailableError as error:
+        raise DatasetNotAvailableError(f"{not_available} ({error})") from error
+
+
 def _cifar10_directory(data_dir) -> Path:
     not_available = (
         "CIFAR-10 data not available: it is not shipped with the shared data; pass "
         f"load_dataset('cifar10', data_dir=DIR) or set {DATA_ENV} to a directory holding "
         f"{CIFAR10_DIRNAME}/ or data_batch_1..5 (the python version of CIFAR-10)"
     )
-    try:
-        base = Path(data_dir) if data_dir is not None else default_data_dir()
-    except DatasetNotAvailableError as error:
-        raise DatasetNotAvailableError(f"{not_available} ({error})") from error
+    base = _user_directory(data_dir, not_available)
     for candidate in (base / CIFAR10_DIRNAME, base):
         if (candidate / "data_batch_1").is_file():
             return candidate
@@ -373,13 +399,50 @@ def _load_cifar10(data_dir) -> Dataset:
     )
 
 
+def _load_covtype(data_dir) -> Dataset:
+    """seeds/000 v0:L518: covtype, 55,500 samples x 54 features (module docstring for the defaults)."""
+    not_available = (
+        f"covtype data not available: it is not shipped with the shared data; pass load_dataset('covtype', "
+        f"data_dir=DIR) or set {DATA_ENV} to a directory holding {COVTYPE_FILE} (LIBSVM covtype.binary)"
+    )
+    base = _user_directory(data_dir, not_available)
+    path = base / COVTYPE_FILE
+    if not path.is_file():
+        raise DatasetNotAvailableError(f"{not_available}; looked for {path}")
+    listed = (base / CHECKSUM_FILE).is_file() and COVTYPE_FILE in _read_checksums(base)
+    if listed:
+        verify_checksums(base, [COVTYPE_FILE])
+    features, classes = read_svmlight_bz2(path, COVTYPE_NUM_FEATURES)
+    total = features.shape[0]
+    features, classes = features[:COVTYPE_V0_ROWS], classes[:COVTYPE_V0_ROWS]
+    if not np.all(np.isin(classes, (COVTYPE_NEGATIVE, COVTYPE_POSITIVE))):
+        raise InvalidDataError(f"{path}: covtype.binary labels must be 1/2; got {np.unique(classes)}")
+    labels = np.where(classes == COVTYPE_POSITIVE, 1.0, -1.0)
+    features, labels, removed = remove_missing_rows(features, labels)
+    return Dataset(
+        "covtype",
+        min_max_scale(features),
+        labels,
+        source=f"LIBSVM covtype.binary (svmlight, bzip2): {path}, first {features.shape[0] + removed} of {total} rows",
+        checksum_verified=listed,
+        preprocessing=f"first {COVTYPE_V0_ROWS} rows of the file (default: v0:L518 does not say which 55,500 rows); "
+                      f"per-feature min-max to [0, 1] on them (constant features -> 0); class {COVTYPE_NEGATIVE} -> -1, "
+                      f"class {COVTYPE_POSITIVE} -> +1 (second-listed class = +1)",
+        missing_rows_removed=removed,
+    )
+
+
 _LOADERS = {
     "ijcnn1": _load_ijcnn1,
-    "mnist": lambda d: _binary_images("mnist", d, "mnist", 0, 1, "MNIST"),
-    "fashion-mnist": lambda d: _binary_images("fashion-mnist", d, "fashion-mnist", 0, 1, "Fashion-MNIST"),
+    "mnist": lambda d: _binary_images("mnist", d, "mnist", (0,), (1,), "MNIST"),
+    "fashion-mnist": lambda d: _binary_images("fashion-mnist", d, "fashion-mnist", (0,), (1,), "Fashion-MNIST"),
     "cifar10": _load_cifar10,
+    "covtype": _load_covtype,
+    "mnist-v0": lambda d: _binary_images("mnist-v0", d, "mnist", MNIST_V0_NEGATIVE, MNIST_V0_POSITIVE, "MNIST",
+                                         why="default: v0:L518 does not state the mapping of the 10 digits"),
 }
 DATASET_NAMES = tuple(_LOADERS)
+NOT_SHIPPED = ("cifar10", "covtype")  # loaded only from a directory the user gives
 
 
 def load_dataset(name: str, data_dir=None) -> Dataset:
@@ -387,8 +450,8 @@ def load_dataset(name: str, data_dir=None) -> Dataset:
     before parsing. `data_dir` defaults to `default_data_dir()`."""
     if name not in _LOADERS:
         raise UnknownDatasetError(f"unknown dataset {name!r}; known datasets: {', '.join(DATASET_NAMES)}")
-    if name == "cifar10":
-        return _load_cifar10(data_dir)
+    if name in NOT_SHIPPED:
+        return _LOADERS[name](data_dir)
     directory = Path(data_dir) if data_dir is not None else default_data_dir()
     if not directory.is_dir():
         raise DatasetNotAvailableError(f"data directory {directory} does not exist (set {DATA_ENV} or pass data_dir=)")

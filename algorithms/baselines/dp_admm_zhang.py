@@ -25,9 +25,9 @@ from __future__ import annotations
 import numpy as np
 
 from algorithms.baselines.dp_common import (DEFAULT_DELTA, SUBPROBLEM_MAX_STEPS, SUBPROBLEM_TOLERANCE,
-                                            broadcast_messages, calibrated_sigma1, check_common, gradient_change,
-                                            initial_point, noise_std, privacy_settings, solve_admm_subproblem,
-                                            smoothness, summary)
+                                            calibrated_sigma1, check_common, gradient_change, initial_point,
+                                            noise_std, privacy_settings, smoothness, solve_admm_subproblem,
+                                            synchronous_summary)
 from algorithms.composite import CompositeProblem
 from algorithms.network import Network
 from algorithms.problems import LocalData
@@ -59,13 +59,14 @@ def run(problem: CompositeProblem, data: LocalData, network: Network, *, epsilon
     sigma1 = calibrated_sigma1(epsilon, delta, decay, np.full(plf, sensitivity))
     n, q = data.num_agents, data.dim
     degrees, adjacency, laplacian = network.degrees, network.adjacency, network.laplacian
+    lipschitz = problem.lipschitz_constants(data)                                    # once (solve_admm_subproblem)
 
     X = np.broadcast_to(initial_point(x1, data), (replicas, n, q)).copy()
     alpha = np.zeros_like(X)
     history = [X.mean(axis=1)]
     for k in range(1, plf + 1):
         linear = alpha - c * (degrees[:, None] * X + np.einsum("ij,rjq->riq", adjacency, X))
-        X = solve_admm_subproblem(problem, data, linear, c * degrees, X, clip)
+        X = solve_admm_subproblem(problem, data, linear, c * degrees, X, clip, lipschitz=lipschitz)
         if sigma1 > 0:
             X = X + rng.standard_normal(X.shape) * noise_std(sigma1, decay, k)          # PVP
         alpha = alpha + c * np.einsum("ij,rjq->riq", laplacian, X)
@@ -75,9 +76,5 @@ def run(problem: CompositeProblem, data: LocalData, network: Network, *, epsilon
                 "dual_step": "c", "perturbation": "primal variable (PVP), Gaussian",
                 "subproblem": f"proximal gradient to {SUBPROBLEM_TOLERANCE:g} (at most {SUBPROBLEM_MAX_STEPS} steps)",
                 "reconstructed_without_source": True,
-                "messages_per_iteration": broadcast_messages(network),
-                "message_count": "one vector over one edge = 1; every agent sends x~_i to each neighbour",
-                "plf_per_iteration": 1,
                 **privacy_settings(epsilon, delta, decay, clip, sensitivity_reading, sensitivity, sigma1)}
-    return summary(NAME, history, np.full(replicas, plf * broadcast_messages(network)), np.full(replicas, plf),
-                   np.full(replicas, plf), sigma1, settings, keep_history)
+    return synchronous_summary(NAME, network, history, plf, replicas, sigma1, settings, keep_history, "x~_i")

@@ -102,6 +102,11 @@ def smoothness(problem: CompositeProblem, data: LocalData) -> float:
     return float(np.max(problem.lipschitz_constants(data))) + 2.0 * problem.prox_ridge
 
 
+def penalty_stepsize(factors: dict, problem: CompositeProblem, data: LocalData) -> float:
+    """The `stepsize` argument of an ADMM baseline: 1/c with penalty c = factors[loss] * L (L = `smoothness`)."""
+    return 1.0 / (factors[problem.loss] * smoothness(problem, data))
+
+
 def mixing_matrices(network: Network) -> tuple[np.ndarray, np.ndarray]:
     """W (Metropolis-Hastings) and W~ = (I + W)/2 (spec §6)."""
     W = metropolis_weights(network)
@@ -114,12 +119,15 @@ def broadcast_messages(network: Network) -> int:
 
 
 def solve_admm_subproblem(problem: CompositeProblem, data: LocalData, linear: np.ndarray, curvature,
-                          start: np.ndarray, clip: float | None, agents: np.ndarray | None = None) -> np.ndarray:
+                          start: np.ndarray, clip: float | None, agents: np.ndarray | None = None,
+                          lipschitz: np.ndarray | None = None) -> np.ndarray:
     """argmin_x f_i(x) + r(x) + <linear, x> + curvature ||x||^2 for every replica and agent, by proximal
     gradient steps (step 1/(L_i + 2 curvature)) from a warm start until no coordinate moves more than
     SUBPROBLEM_TOLERANCE (relative). Shapes: (R, n, q) with curvature (n,), or one active agent per
-    replica, (R, q) with agents (R,) and curvature (R,). r is applied per agent (eq. (8))."""
-    lipschitz = problem.lipschitz_constants(data)
+    replica, (R, q) with agents (R,) and curvature (R,). r is applied per agent (eq. (8)).
+    lipschitz: problem.lipschitz_constants(data), if the caller has it (an eigendecomposition per agent:
+    on 784 features it costs far more than the solve, so callers in a loop compute it once)."""
+    lipschitz = problem.lipschitz_constants(data) if lipschitz is None else lipschitz
     curvature = np.asarray(curvature, dtype=float)
     if agents is None:
         step = 1.0 / (lipschitz + 2.0 * curvature)[:, None]
@@ -150,6 +158,17 @@ def summary(name: str, history: list, messages, plf, iterations, sigma1: float, 
     return PrivateRunSummary(algorithm=name, x_history=x_history, messages=np.asarray(messages),
                              plf=np.asarray(plf), iterations=np.asarray(iterations), sigma1=float(sigma1),
                              settings=settings)
+
+
+def synchronous_summary(name: str, network: Network, history: list, plf: int, replicas: int, sigma1: float,
+                        settings: dict, keep_history: bool, sent: str) -> PrivateRunSummary:
+    """The record of a synchronous run in which every agent sends `sent` to each neighbour once per
+    iteration: 2|E| messages and one release per agent per iteration (PLF = K = plf)."""
+    settings = {**settings, "messages_per_iteration": broadcast_messages(network),
+                "message_count": f"one vector over one edge = 1; every agent sends {sent} to each neighbour",
+                "plf_per_iteration": 1}
+    return summary(name, history, np.full(replicas, plf * broadcast_messages(network)), np.full(replicas, plf),
+                   np.full(replicas, plf), sigma1, settings, keep_history)
 
 
 def privacy_settings(epsilon, delta, decay, clip, sensitivity_reading, sensitivity, sigma1) -> dict:

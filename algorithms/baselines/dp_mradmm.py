@@ -60,6 +60,7 @@ def run(problem: CompositeProblem, data: LocalData, network: Network, *, epsilon
     sigma1 = calibrated_sigma1(epsilon, delta, decay, sensitivities)
     n, q = data.num_agents, data.dim
     degrees, adjacency, laplacian = network.degrees[:, None], network.adjacency, network.laplacian
+    lipschitz = problem.lipschitz_constants(data)                                    # once (solve_admm_subproblem)
     dual_step = penalties[0]
 
     X = np.broadcast_to(initial_point(x1, data), (replicas, n, q)).copy()
@@ -69,7 +70,7 @@ def run(problem: CompositeProblem, data: LocalData, network: Network, *, epsilon
         c = penalties[k - 1]
         pull = c * (degrees * X + np.einsum("ij,rjq->riq", adjacency, X))
         if k % 2 == 1:
-            X = solve_admm_subproblem(problem, data, alpha - pull, c * network.degrees, X, clip)
+            X = solve_admm_subproblem(problem, data, alpha - pull, c * network.degrees, X, clip, lipschitz=lipschitz)
             if sigma1 > 0:
                 X = X + rng.standard_normal(X.shape) * noise_std(sigma1, decay, (k + 1) // 2)
             recycled = -alpha - 2.0 * c * degrees * X + pull                      # KKT of the odd step

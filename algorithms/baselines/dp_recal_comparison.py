@@ -14,7 +14,7 @@ and message count. Extra keyword-only options (not part of the common signature)
 
 from __future__ import annotations
 
-from algorithms.baselines import dp_admm_huang, dp_admm_zhang, dp_extra, dp_mradmm, dp_nids, dp_rwadmm
+from algorithms.baselines import dp_admm_huang, dp_admm_zhang, dp_extra, dp_ic_admm, dp_mradmm, dp_nids, dp_rwadmm
 
 _MODULES = {
     "dp-admm-12": dp_admm_zhang,
@@ -23,6 +23,7 @@ _MODULES = {
     "dp-nids-28": dp_nids,
     "dp-extra-27": dp_extra,
     "dp-rwadmm-30": dp_rwadmm,
+    "dp-ic-admm-25": dp_ic_admm,   # v0 only (v0:L520, ref. [20] there)
 }
 COMPARED = {key: module.run for key, module in _MODULES.items()}
 DISPLAY_NAMES = {key: module.NAME for key, module in _MODULES.items()}

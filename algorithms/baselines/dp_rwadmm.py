@@ -51,6 +51,7 @@ def run(problem: CompositeProblem, data: LocalData, network: Network, *, epsilon
     sigma1 = calibrated_sigma1(epsilon, delta, decay, np.full(plf, sensitivity))
     n, q = data.num_agents, data.dim
     adjacency, degrees = network.adjacency, network.degrees
+    lipschitz = problem.lipschitz_constants(data)                                    # once (solve_admm_subproblem)
     cumulative = np.cumsum(uniform_transition_matrix(network), axis=1)
     cumulative[:, -1] = np.inf  # guards the last bin against rounding in the row sums
 
@@ -67,7 +68,7 @@ def run(problem: CompositeProblem, data: LocalData, network: Network, *, epsilon
         neighbours = adjacency[holder]                                               # (R, n) 0/1
         x_i, d_i = X[rows, holder], degrees[holder]
         linear = alpha[rows, holder] - c * (d_i[:, None] * x_i + np.einsum("rj,rjq->rq", neighbours, X))
-        x_new = solve_admm_subproblem(problem, data, linear, c * d_i, x_i, clip, agents=holder)
+        x_new = solve_admm_subproblem(problem, data, linear, c * d_i, x_i, clip, agents=holder, lipschitz=lipschitz)
         counts[rows, holder] += running
         if sigma1 > 0:
             x_new = x_new + rng.standard_normal(x_new.shape) * noise_std(sigma1, decay, counts[rows, holder])[:, None]

@@ -2,13 +2,15 @@
 DP-RECAL at several budgets and the comparison of private algorithms at eps = 12, on real data.
 
 One task = one (dataset, loss) pair: the data are loaded (checksums verified), split equally over the
-8 agents of a ring (v1:L552), x* is computed with a certificate, and every algorithm runs with
-`replicas` batched walks/noise draws. A dataset that is not available (CIFAR-10 unless a directory is
-given) yields a row saying so; nothing is substituted.
+8 agents of a ring (v1:L552; `graph="complete"` for the v0 experiments, v0:L520), x* is computed with a
+certificate, and every algorithm runs with `replicas` batched walks/noise draws. A dataset that is not
+available (CIFAR-10 unless a directory is given) yields a row saying so; nothing is substituted.
 """
 
 from __future__ import annotations
 
+import functools
+import os
 import time
 from pathlib import Path
 
@@ -24,7 +26,8 @@ from algorithms.composite import CompositeProblem, accuracy  # noqa: E402
 from algorithms.dp_recal import (RecalParams, RelayNoise, lemma5_sensitivity, paper_beta, run_recal,  # noqa: E402
                                  sigma1_for_budget)
 from algorithms.network import Network  # noqa: E402
-from reproductions.datasets import DatasetNotAvailableError, load_dataset, split_over_agents  # noqa: E402
+from algorithms.problems import LocalData  # noqa: E402
+from reproductions.datasets import DATA_ENV, DatasetNotAvailableError, load_dataset, split_over_agents  # noqa: E402
 from reproductions.experiments import Experiment, FigureOutput  # noqa: E402
 from reproductions.params import ExperimentConfig  # noqa: E402
 from theory.composite_ground_truth import solve_composite  # noqa: E402
@@ -37,6 +40,7 @@ INIT_SCALE = 0.1         # default: x^1 = 0.1 N(0, I), y_i^1 = x^1 (spec §6)
 CURVE_POINTS = 60        # iterations at which RE is stored (log-spaced)
 RUN_CAP_FACTOR = 4       # DP-RECAL stops at PLF = target; the iteration cap is this x n x PLF (never reached in practice)
 LABELS = {"recal": "RECAL (non-private)", "dp-recal": "DP-RECAL"}
+GRAPHS = {"ring": nx.cycle_graph, "complete": nx.complete_graph}   # v1:L552 ring; v0:L520 circular and complete
 
 
 def _label(algorithm: str) -> str:
@@ -51,7 +55,7 @@ def _grid(last: int) -> np.ndarray:
 
 
 def _rows(algorithm, epsilon, plf_target, dataset, loss, x_points, iterations, x_history, truth, data, x1, messages,
-          plf, seconds, settings) -> pd.DataFrame:
+          plf, seconds, settings, cpu_seconds=np.nan, graph="ring") -> pd.DataFrame:
     """RE_k = ||x^k - x*|| / ||x^1 - x*|| (v1:L568, x^0 read as the initial point) at the stored iterations."""
     start = np.linalg.norm(x1 - truth.x)
     re = np.linalg.norm(x_history - truth.x, axis=-1) / start           # (points, R)
@@ -62,28 +66,42 @@ def _rows(algorithm, epsilon, plf_target, dataset, loss, x_points, iterations, x
         "dataset": dataset, "loss": loss, "algorithm": algorithm, "epsilon": epsilon, "plf_target": plf_target,
         "replica": grid_r.ravel(), "iteration": grid_k.ravel(), "relative_error": re.ravel(), "accuracy": acc.ravel(),
         "final": (grid_k == x_points[-1]).ravel(), "iterations": np.tile(iterations, points), "messages": np.tile(messages, points),
-        "plf": np.tile(plf, points), "seconds": seconds, "x_star_norm": float(np.linalg.norm(truth.x)),
+        "plf": np.tile(plf, points), "seconds": seconds, "cpu_seconds": cpu_seconds, "graph": graph,
+        "x_star_norm": float(np.linalg.norm(truth.x)),
         "x_star_bound": truth.distance_bound, "settings": str(settings), "status": "ok"})
+
+
+@functools.lru_cache(maxsize=1)
+def _local_data(dataset: str, samples_per_agent: int | None, data_dir: str) -> LocalData:
+    """The dataset split over the agents, memoized: consecutive tasks on one dataset (e.g. the two graphs of
+    v0 Fig. 4) load it once. samples_per_agent keeps the first rows of each agent's share (a uniform
+    subsample of the shuffled data); data_dir (the $DPVERIFY_DATA setting) is part of the key."""
+    data = split_over_agents(load_dataset(dataset), NUM_AGENTS, rng=SPLIT_SEED, shuffle=True)
+    if samples_per_agent is None:
+        return data
+    return LocalData(np.ascontiguousarray(data.features[:, :samples_per_agent]),
+                     np.ascontiguousarray(data.targets[:, :samples_per_agent]))
 
 
 def simulate_dataset(rng: np.random.Generator, *, dataset: str, loss: str, lasso: float, ridge: float,
                      algorithms: list[str], epsilons: list[float], plf: int, delta: float, decay: float, clip: float,
-                     replicas: int) -> pd.DataFrame:
+                     replicas: int, graph: str = "ring", samples_per_agent: int | None = None) -> pd.DataFrame:
+    """samples_per_agent: keep the first that many rows of each agent's share of the shuffled split (a
+    uniform subsample, for quick profiles); None keeps them all."""
     try:
-        raw = load_dataset(dataset)
+        data = _local_data(dataset, samples_per_agent, os.environ.get(DATA_ENV, ""))
     except DatasetNotAvailableError as missing:
-        return pd.DataFrame([{"dataset": dataset, "loss": loss, "status": f"data not available: {missing}"}])
-    data = split_over_agents(raw, NUM_AGENTS, rng=SPLIT_SEED, shuffle=True)
+        return pd.DataFrame([{"dataset": dataset, "loss": loss, "graph": graph, "status": f"data not available: {missing}"}])
     problem = CompositeProblem(loss, ridge=ridge, lasso=lasso)
     truth = solve_composite(problem, data, use_cvxpy=False)
-    network = Network.from_networkx(nx.cycle_graph(NUM_AGENTS))
+    network = Network.from_networkx(GRAPHS[graph](NUM_AGENTS))
     x1 = INIT_SCALE * rng.standard_normal(data.dim)
     alpha = 1.0 / (problem.lipschitz_constants(data) + 1.0)              # spec §6 default alpha_i = 1/(L_i+1)
     beta = paper_beta(NUM_AGENTS)
     frames = []
     for algorithm, algorithm_rng in zip(algorithms, rng.spawn(len(algorithms))):
         for epsilon, run_rng in zip(epsilons if algorithm != "recal" else [None], algorithm_rng.spawn(len(epsilons))):
-            started = time.perf_counter()
+            started, cpu_started = time.perf_counter(), time.process_time()
             if algorithm in ("recal", "dp-recal"):
                 sensitivity = lemma5_sensitivity(alpha, beta, clip)
                 sigma1 = 0.0 if epsilon is None else sigma1_for_budget(epsilon, delta, plf, decay, sensitivity)
@@ -100,7 +118,8 @@ def simulate_dataset(rng: np.random.Generator, *, dataset: str, loss: str, lasso
                 frames.append(_rows(algorithm, epsilon, plf, dataset, loss, kept, run.iterations,
                                     history, truth, data, x1, run.messages, run.plf,
                                     time.perf_counter() - started,
-                                    {"alpha": "1/(L_i+1)", "sigma1": sigma1, "R": decay, "c": clip, "u_mode": params.u_mode}))
+                                    {"alpha": "1/(L_i+1)", "sigma1": sigma1, "R": decay, "c": clip, "u_mode": params.u_mode},
+                                    time.process_time() - cpu_started, graph))
             else:
                 from algorithms.baselines.dp_recal_comparison import COMPARED
                 summary = COMPARED[algorithm](problem, data, network, epsilon=epsilon, delta=delta, plf=plf, decay=decay,
@@ -108,7 +127,7 @@ def simulate_dataset(rng: np.random.Generator, *, dataset: str, loss: str, lasso
                 points = _grid(summary.x_history.shape[0])
                 frames.append(_rows(algorithm, epsilon, plf, dataset, loss, points, summary.iterations,
                                     summary.x_history[points - 1], truth, data, x1, summary.messages, summary.plf,
-                                    time.perf_counter() - started, summary.settings))
+                                    time.perf_counter() - started, summary.settings, time.process_time() - cpu_started, graph))
     return pd.concat(frames, ignore_index=True)
 
 

@@ -15,7 +15,7 @@ import sys
 import networkx as nx
 import numpy as np
 
-from algorithms.baselines import dp_admm_huang, dp_admm_zhang, dp_extra, dp_mradmm, dp_nids, dp_rwadmm
+from algorithms.baselines import dp_admm_huang, dp_admm_zhang, dp_extra, dp_ic_admm, dp_mradmm, dp_nids, dp_rwadmm
 from algorithms.baselines.dp_common import smoothness
 from algorithms.composite import CompositeProblem
 from algorithms.network import Network
@@ -33,6 +33,7 @@ CANDIDATES = {
     "dp-admm-13": (dp_admm_huang, lambda g, L: g / L, 0.02),
     "dp-mradmm-17": (dp_mradmm, lambda g, L: 1 / (g * L), 0.0),
     "dp-rwadmm-30": (dp_rwadmm, lambda g, L: 1 / (g * L), 0.02),
+    "dp-ic-admm-25": (dp_ic_admm, lambda g, L: 1 / (g * L), 0.02),
 }
 
 

@@ -6,7 +6,8 @@ import networkx as nx
 import numpy as np
 import pytest
 
-from algorithms.baselines import dp_admm_huang, dp_admm_zhang, dp_common, dp_extra, dp_mradmm, dp_nids, dp_rwadmm
+from algorithms.baselines import (dp_admm_huang, dp_admm_zhang, dp_common, dp_extra, dp_ic_admm, dp_mradmm, dp_nids,
+                                  dp_rwadmm)
 from algorithms.baselines.dp_recal_comparison import COMPARED, DEFAULT_STEPSIZES, DISPLAY_NAMES
 from algorithms.composite import CompositeProblem
 from algorithms.dp_recal import sigma1_for_budget
@@ -144,7 +145,7 @@ def _unclipped_with_sigma(module, problem, data, network, epsilon, K, R, c, x1, 
 def test_noise_std_follows_the_senders_release_count(key, monkeypatch):
     data, problem, network = _setup(lasso=0.0 if key in SMOOTH_R_ONLY else 0.02)
     module = {"dp-admm-12": dp_admm_zhang, "dp-admm-13": dp_admm_huang, "dp-mradmm-17": dp_mradmm,
-              "dp-nids-28": dp_nids, "dp-extra-27": dp_extra, "dp-rwadmm-30": dp_rwadmm}[key]
+              "dp-nids-28": dp_nids, "dp-extra-27": dp_extra, "dp-rwadmm-30": dp_rwadmm, "dp-ic-admm-25": dp_ic_admm}[key]
     calls = []
 
     def recording(sigma1, decay, count):
@@ -200,7 +201,7 @@ def test_admm_argmin_sensitivity_bounds_a_replace_one_change():
 def test_plf_iterations_and_message_counts():
     data, problem, network = _setup(lasso=0.0)
     common = dict(epsilon=None, delta=1e-3, plf=20, decay=1.0, clip=None, replicas=3, rng=np.random.default_rng(1))
-    for key in ("dp-admm-12", "dp-admm-13", "dp-nids-28", "dp-extra-27"):
+    for key in ("dp-admm-12", "dp-admm-13", "dp-nids-28", "dp-extra-27", "dp-ic-admm-25"):
         run = COMPARED[key](problem, data, network, **common)
         assert np.all(run.plf == 20) and np.all(run.iterations == 20) and np.all(run.messages == 20 * 2 * EDGES)
         assert run.x_history.shape == (21, 3, Q) and run.settings["messages_per_iteration"] == 2 * EDGES

@@ -12,6 +12,7 @@ import numpy as np
 import pytest
 
 from algorithms.errors import InvalidDataError, InvalidParameterError
+from reproductions import datasets
 from reproductions.datasets import (
     DATA_ENV,
     SHARED_DATA_DIR,
@@ -169,9 +170,10 @@ def test_environment_variable_selects_the_directory(tmp_path, monkeypatch):
 
 def test_unknown_name_lists_the_known_ones():
     with pytest.raises(UnknownDatasetError) as error:
-        load_dataset("covtype")
+        load_dataset("susy")
     assert isinstance(error.value, KeyError)
-    assert str(error.value) == "unknown dataset 'covtype'; known datasets: ijcnn1, mnist, fashion-mnist, cifar10"
+    assert str(error.value) == ("unknown dataset 'susy'; known datasets: ijcnn1, mnist, fashion-mnist, cifar10, covtype, "
+                                "mnist-v0")
 
 
 def test_remove_missing_rows_drops_and_counts():
@@ -250,12 +252,14 @@ def test_cifar10_loader_keeps_exactly_cats_and_dogs(tmp_path):
         np.testing.assert_array_equal(dataset.labels, [-1, 1, 1, -1, -1, 1])  # cat -> -1, dog -> +1
 
 
-def test_cifar10_without_a_directory_is_not_available(tmp_path, monkeypatch):
-    with pytest.raises(DatasetNotAvailableError, match="data not available"):
-        load_dataset("cifar10", data_dir=tmp_path)
+@pytest.mark.parametrize("name, message", [("cifar10", "CIFAR-10 data not available"),
+                                           ("covtype", "covtype data not available")])
+def test_unshipped_dataset_without_a_directory_is_not_available(tmp_path, monkeypatch, name, message):
+    with pytest.raises(DatasetNotAvailableError, match=message):
+        load_dataset(name, data_dir=tmp_path)
     monkeypatch.delenv(DATA_ENV, raising=False)
-    with pytest.raises(DatasetNotAvailableError, match="data not available"):
-        load_dataset("cifar10")
+    with pytest.raises(DatasetNotAvailableError, match=message):
+        load_dataset(name)
 
 
 def test_cifar10_batch_cannot_run_code(tmp_path):
@@ -296,3 +300,61 @@ def test_split_over_agents_shuffles_reproducibly():
         split_over_agents(data, 2, shuffle=True)
     with pytest.raises(InvalidParameterError, match="num_agents"):
         split_over_agents(data, 11)
+
+
+# --- v0 datasets: covtype (not shipped, real LIBSVM format) and the whole MNIST training set ------
+
+
+COVTYPE_LINES = ["2 1:2596 2:51 11:1", "1 1:2590 2:56 12:1", "1 1:2804 2:139 54:1", "2 1:2785 2:155", "1 1:3000 2:0"]
+
+
+def test_covtype_keeps_the_first_rows_scales_them_and_maps_class_2_to_plus_one(tmp_path, monkeypatch):
+    monkeypatch.setattr(datasets, "COVTYPE_V0_ROWS", 4)  # the real rule keeps the first 55,500 of 581,012
+    write_svmlight_bz2(tmp_path / "covtype.libsvm.binary.bz2", "\n".join(COVTYPE_LINES) + "\n")
+    data = load_dataset("covtype", data_dir=tmp_path)
+    assert data.features.shape == (4, 54) and not data.checksum_verified  # no SHA256SUMS here
+    np.testing.assert_array_equal(data.labels, [1, -1, -1, 1])             # class 1 -> -1, class 2 -> +1
+    # feature 1 over the 4 kept rows: (x - 2590) / (2804 - 2590); row 5 (3000) is not part of the min-max
+    np.testing.assert_allclose(data.features[:, 0], np.array([6, 0, 214, 195]) / 214, rtol=0, atol=1e-15)
+    np.testing.assert_allclose(data.features[:, 1], np.array([0, 5, 88, 104]) / 104, rtol=0, atol=1e-15)
+    np.testing.assert_array_equal(data.features[:, 10], [1, 0, 0, 0])
+    np.testing.assert_array_equal(data.features[:, 53], [0, 0, 1, 0])
+    np.testing.assert_array_equal(data.features[:, 20], np.zeros(4))       # constant feature -> 0
+    assert "first 4 rows" in data.preprocessing and "first 4 of 5 rows" in data.source
+
+
+def test_covtype_is_checked_when_listed_and_rejects_other_labels(tmp_path):
+    path = tmp_path / "covtype.libsvm.binary.bz2"
+    write_svmlight_bz2(path, "\n".join(COVTYPE_LINES) + "\n")
+    write_sums(tmp_path, ["covtype.libsvm.binary.bz2"])
+    data = load_dataset("covtype", data_dir=tmp_path)
+    assert data.checksum_verified and data.num_samples == 5
+    write_svmlight_bz2(path, "\n".join(COVTYPE_LINES[:2]) + "\n")  # not the listed file any more
+    with pytest.raises(ChecksumMismatchError, match="covtype.libsvm.binary.bz2"):
+        load_dataset("covtype", data_dir=tmp_path)
+    (tmp_path / "SHA256SUMS").unlink()
+    write_svmlight_bz2(path, "-1 1:1\n+1 1:2\n")  # the scaled-label variant is not covtype.binary's 1/2
+    with pytest.raises(InvalidDataError, match="1/2"):
+        load_dataset("covtype", data_dir=tmp_path)
+
+
+def test_mnist_v0_keeps_every_digit_and_maps_5_to_9_to_plus_one(tmp_path):
+    digits = [7, 0, 4, 5, 9, 1, 3, 6, 2, 8]
+    (tmp_path / "mnist").mkdir()
+    write_idx(tmp_path / "mnist" / "train-images-idx3-ubyte.gz", 2051, (10, 2, 2), [7 * i % 256 for i in range(40)])
+    write_idx(tmp_path / "mnist" / "train-labels-idx1-ubyte.gz", 2049, (10,), digits)
+    write_sums(tmp_path, ["mnist/train-images-idx3-ubyte.gz", "mnist/train-labels-idx1-ubyte.gz"])
+    data = load_dataset("mnist-v0", data_dir=tmp_path)
+    assert data.features.shape == (10, 4) and data.checksum_verified
+    np.testing.assert_array_equal(data.labels, [1, -1, -1, 1, 1, -1, -1, 1, -1, 1])
+    np.testing.assert_array_equal(data.features[3], np.array([84, 91, 98, 105]) / 255.0)  # image 3, in file order
+    assert "classes 0-4 -> -1, classes 5-9 -> +1" in data.preprocessing
+    binary = load_dataset("mnist", data_dir=tmp_path)                 # the v1 subset: digits 0 and 1 only
+    np.testing.assert_array_equal(binary.labels, [-1, 1])
+
+
+@needs_shared_data
+def test_shipped_mnist_v0_is_the_whole_training_set(shipped):
+    data = shipped("mnist-v0")
+    assert data.features.shape == (60_000, 784)
+    assert int(np.sum(data.labels == -1)) == 30_596 and int(np.sum(data.labels == 1)) == 29_404
