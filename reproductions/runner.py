@@ -38,6 +38,9 @@ PROVENANCE_KEY = b"dpverify.provenance"
 TRACKED_PACKAGES = ("numpy", "scipy", "sympy", "cvxpy", "networkx", "statsmodels", "pandas", "pyarrow", "joblib")
 
 
+SCHEDULER_TIMEOUT = "30s"
+
+
 class RunnerError(DpverifyError):
     """The runner was misconfigured (unknown back end, missing scheduler, Dask not installed)."""
 
@@ -216,9 +219,22 @@ class Runner:
         except ImportError as error:
             raise RunnerError("the Dask back end needs the 'dask' extra: pip install 'dpverify[dask]'") from error
         indices, tasks = zip(*indexed_tasks)
-        with Client(self.scheduler) as client, self._progress(len(tasks), "tasks (dask)") as bar:
-            futures = client.map(_run_indexed, indices, tasks, root_seed=root_seed,
-                                 key=[f"dpverify-{t.content_hash(root_seed)}" for t in tasks])
-            for future in as_completed(futures):
-                yield future.result()
-                bar.update()
+        try:
+            client = Client(self.scheduler, timeout=SCHEDULER_TIMEOUT)
+        except OSError as error:
+            raise RunnerError(f"cannot reach the Dask scheduler at {self.scheduler} ({error})") from error
+        with client, self._progress(len(tasks), "tasks (dask)") as bar:
+            try:
+                futures = client.map(_run_indexed, indices, tasks, root_seed=root_seed,
+                                     key=[f"dpverify-{t.content_hash(root_seed)}" for t in tasks])
+                for future in as_completed(futures):
+                    yield future.result()
+                    bar.update()
+            except (ModuleNotFoundError, RuntimeError) as error:
+                # the scheduler unpickles the tasks: without dpverify it fails (wrapped in a RuntimeError)
+                missing = error if isinstance(error, ModuleNotFoundError) else error.__cause__
+                if not isinstance(missing, ModuleNotFoundError):
+                    raise
+                raise RunnerError(f"the Dask scheduler at {self.scheduler} cannot import dpverify ({missing}); start "
+                                  "the scheduler and the workers in an environment where dpverify is installed "
+                                  "(pip install -e '.[dask]')") from error
