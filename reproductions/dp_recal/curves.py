@@ -40,6 +40,7 @@ INIT_SCALE = 0.1         # default: x^1 = 0.1 N(0, I), y_i^1 = x^1 (spec §6)
 CURVE_POINTS = 60        # iterations at which RE is stored (log-spaced)
 RUN_CAP_FACTOR = 4       # DP-RECAL stops at PLF = target; the iteration cap is this x n x PLF (never reached in practice)
 LABELS = {"recal": "RECAL (non-private)", "dp-recal": "DP-RECAL"}
+ALL_SAMPLES = "all"      # samples_per_agent: the whole equal split (the paper)
 GRAPHS = {"ring": nx.cycle_graph, "complete": nx.complete_graph}   # v1:L552 ring; v0:L520 circular and complete
 
 
@@ -131,10 +132,18 @@ def simulate_dataset(rng: np.random.Generator, *, dataset: str, loss: str, lasso
     return pd.concat(frames, ignore_index=True)
 
 
-def build_tasks(config: ExperimentConfig) -> list[Task]:
-    values = config.values()
+def shared_parameters(values: dict) -> dict:
+    """The parameters every task of a curves experiment takes; samples_per_agent "all" (the paper) -> None."""
     shared = {name: values[name] for name in ("loss", "lasso", "ridge", "algorithms", "epsilons", "plf", "delta",
                                               "decay", "clip", "replicas")}
+    samples = values.get("samples_per_agent", ALL_SAMPLES)
+    shared["samples_per_agent"] = None if samples == ALL_SAMPLES else int(samples)
+    return shared
+
+
+def build_tasks(config: ExperimentConfig) -> list[Task]:
+    values = config.values()
+    shared = shared_parameters(values)
     return [Task(f"dp-recal/{config.id}/{dataset}", simulate_dataset, {"dataset": dataset, **shared})
             for dataset in values["datasets"]]
 

@@ -28,7 +28,6 @@ from theory.papers.dp_recal_v0 import cases
 
 HERE = Path(__file__).parent
 SHARED_RUNS = {"v0-table-5": "v0-figure-4"}   # experiment -> the experiment whose task keys it reuses
-ALL_SAMPLES = "all"
 TABLE_5_LINE = "v0:L535-L539"
 # seeds/000 v0:L535-L539: algorithm key -> (name in Table V, {dataset: (Time, Comm., Acc.)})
 PRINTED_TABLE_5 = {
@@ -43,10 +42,7 @@ PRINTED_TABLE_5 = {
 def build_tasks(config: ExperimentConfig) -> list[Task]:
     """One task per (dataset, graph); keys dp-recal/<experiment whose runs these are>/<dataset>/<graph>."""
     values = config.values()
-    shared = {name: values[name] for name in ("loss", "lasso", "ridge", "algorithms", "epsilons", "plf", "delta",
-                                              "decay", "clip", "replicas")}
-    samples = values["samples_per_agent"]
-    shared["samples_per_agent"] = None if samples == ALL_SAMPLES else int(samples)
+    shared = curves.shared_parameters(values)
     group = SHARED_RUNS.get(config.id, config.id)
     return [Task(f"dp-recal/{group}/{dataset}/{graph}", curves.simulate_dataset,
                  {"dataset": dataset, "graph": graph, **shared})
