@@ -71,7 +71,7 @@ class CompositeProblem:
     def local_losses(self, X: np.ndarray, data: LocalData) -> np.ndarray:
         """f_i(x_i) for every agent: (..., n, q) -> (..., n)."""
         X = _check_agent_iterates(X, data)
-        margins = np.einsum("nmq,...nq->...nm", data.features, X, optimize=True)
+        margins = agent_margins(data.features, X)
         if self.loss == "linear":
             per_sample = 0.5 * (margins - data.targets) ** 2
         else:
@@ -85,10 +85,13 @@ class CompositeProblem:
         way to make Assumption 3's constant c hold); a per-sample gradient is coefficient * B_ij, so
         only the (..., n, m) coefficients are rescaled."""
         X = _check_agent_iterates(X, data)
-        margins = np.einsum("nmq,...nq->...nm", data.features, X, optimize=True)
-        coefficients = self._clipped(self.sample_coefficients(margins, data.targets), data.features, clip)
-        gradient = np.einsum("...nm,nmq->...nq", coefficients, data.features, optimize=True) / data.num_samples
-        return gradient + 2.0 * self.smooth_ridge * X
+        n, q = X.shape[-2:]
+        columns = X.reshape(-1, n, q).transpose(1, 2, 0)                    # (n, q, P): the replicas as columns
+        margins = data.features @ columns                                    # (n, m, P), features read once
+        coefficients = self._clipped(self.sample_coefficients(margins, data.targets[..., None]),
+                                     data.feature_norms[..., None], clip)
+        gradient = (np.swapaxes(data.features, 1, 2) @ coefficients).transpose(2, 0, 1).reshape(X.shape)
+        return gradient / data.num_samples + 2.0 * self.smooth_ridge * X
 
     def active_gradients(self, x: np.ndarray, agents: np.ndarray, data: LocalData,
                          clip: float | None = None) -> np.ndarray:
@@ -106,22 +109,26 @@ class CompositeProblem:
         for agent in np.unique(agents):
             rows = np.flatnonzero(agents == agent)
             B, b = data.features[agent], data.targets[agent]
-            coefficients = self._clipped(self.sample_coefficients(x[rows] @ B.T, b), B, clip)
+            coefficients = self._clipped(self.sample_coefficients(x[rows] @ B.T, b), data.feature_norms[agent], clip)
             out[rows] = coefficients @ B / data.num_samples + 2.0 * self.smooth_ridge * x[rows]
         return out
 
     def per_sample_gradient_norms(self, X: np.ndarray, data: LocalData) -> np.ndarray:
         """||grad loss(B_ij, b_ij; x_i)|| (without the M2 ridge term): (..., n, q) -> (..., n, m)."""
         X = _check_agent_iterates(X, data)
-        margins = np.einsum("nmq,...nq->...nm", data.features, X, optimize=True)
-        return np.abs(self.sample_coefficients(margins, data.targets)) * np.linalg.norm(data.features, axis=-1)
+        margins = agent_margins(data.features, X)
+        return np.abs(self.sample_coefficients(margins, data.targets)) * data.feature_norms
 
     def lipschitz_constants(self, data: LocalData) -> np.ndarray:
         """L_i of grad f_i (Assumption 1, v1:L53): lambda_max(B_i^T B_i)/m_i, /4 for the logistic loss
         (sigmoid' <= 1/4), + 2 * smooth_ridge."""
-        gram_max = np.linalg.eigvalsh(np.einsum("nmq,nmp->nqp", data.features, data.features))[:, -1]
-        scale = 1.0 if self.loss == "linear" else 0.25
-        return scale * gram_max / data.num_samples + 2.0 * self.smooth_ridge
+        return self.curvature_scale * data.gram_eigenvalues[:, -1] + 2.0 * self.smooth_ridge
+
+    @property
+    def curvature_scale(self) -> float:
+        """sup of the per-sample loss' second derivative in the margin: 1 (linear), 1/4 (logistic); also a bound
+        for the clipped losses (clipping makes the derivative constant where it binds)."""
+        return 1.0 if self.loss == "linear" else 0.25
 
     # ----- nonsmooth part r -----
     def regularizer(self, x: np.ndarray) -> np.ndarray:
@@ -155,18 +162,31 @@ class CompositeProblem:
         return np.linalg.norm(x - self.prox_scaled_r(step, data.num_agents), axis=-1)
 
     @staticmethod
-    def _clipped(coefficients: np.ndarray, features: np.ndarray, clip: float | None) -> np.ndarray:
+    def _clipped(coefficients: np.ndarray, feature_norms: np.ndarray, clip: float | None) -> np.ndarray:
+        """Per-sample gradients coefficient * B_ij rescaled to norm <= clip: the coefficient clipped to
+        +-clip/||B_ij|| (one pass; a zero feature vector is never clipped). feature_norms broadcasts against
+        `coefficients` (LocalData.feature_norms)."""
         if clip is None:
             return coefficients
         clip = require_positive("clip", clip, "per-sample gradient clipping (spec §6, c = G)")
-        norms = np.abs(coefficients) * np.linalg.norm(features, axis=-1)
-        return coefficients * np.minimum(1.0, clip / np.maximum(norms, np.finfo(float).tiny))
+        with np.errstate(divide="ignore"):
+            bound = clip / feature_norms
+        return np.clip(coefficients, -bound, bound)
 
 
 def accuracy(x: np.ndarray, data: LocalData) -> np.ndarray:
     """Fraction of samples with sign(B_ij^T x) = b_ij over all agents (v1:L568); x (..., q) -> (...)."""
     margins = np.einsum("nmq,...q->...nm", data.features, np.asarray(x, dtype=float), optimize=True)
     return (np.where(margins >= 0, 1.0, -1.0) == data.targets).mean(axis=(-2, -1))
+
+
+def agent_margins(features: np.ndarray, X: np.ndarray) -> np.ndarray:
+    """B_i x_i for every agent: features (n, m, q), X (..., n, q) -> (..., n, m). One matrix product per agent
+    with the replicas as columns (each B_i is read once): several times faster than the equivalent einsum with
+    optimize=True on (R, n, q) iterates."""
+    n, q = X.shape[-2:]
+    margins = features @ X.reshape(-1, n, q).transpose(1, 2, 0)             # (n, m, P)
+    return margins.transpose(2, 0, 1).reshape(X.shape[:-2] + margins.shape[:2])
 
 
 def _check_agent_iterates(X, data: LocalData) -> np.ndarray:

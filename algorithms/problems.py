@@ -7,6 +7,7 @@ All functions take batched iterates W of shape (..., N, d) (typically (R, N, d))
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 
 import numpy as np
@@ -48,6 +49,26 @@ class LocalData:
     @property
     def num_agents(self) -> int:
         return self.features.shape[0]
+
+    @functools.cached_property
+    def feature_norms(self) -> np.ndarray:
+        """||B_ij|| per agent and sample (N, M), computed once: per-sample clipping needs it at every
+        gradient evaluation (the data are immutable)."""
+        return np.linalg.norm(self.features, axis=-1)
+
+    def _gram(self) -> np.ndarray:
+        """B_i^T B_i / M per agent: (N, d, d)."""
+        return np.swapaxes(self.features, 1, 2) @ self.features / self.num_samples
+
+    @functools.cached_property
+    def gram_eigenvalues(self) -> np.ndarray:
+        """Eigenvalues of B_i^T B_i / M per agent, ascending: (N, d), computed once."""
+        return np.linalg.eigvalsh(self._gram())
+
+    @functools.cached_property
+    def gram_eigh(self) -> tuple[np.ndarray, np.ndarray]:
+        """(eigenvalues (N, d) ascending, orthonormal eigenvectors (N, d, d)) of B_i^T B_i / M, computed once."""
+        return np.linalg.eigh(self._gram())
 
     @property
     def num_samples(self) -> int:
