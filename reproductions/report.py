@@ -124,6 +124,24 @@ def _markdown_table(rows: list[list[str]], header: list[str]) -> str:
     return "\n".join(lines)
 
 
+TABLE_ROWS_SHOWN = 60  # default: an experiment's table in the report is cut here (the whole table is in summary.json)
+
+
+def _table_cells(table: list[dict[str, Any]] | None) -> tuple[list[str], list[list[str]], int]:
+    """An experiment's table (FigureOutput.table as records) as text cells: header, rows, rows left out."""
+    if not table:
+        return [], [], 0
+    header = list(dict.fromkeys(key for row in table for key in row))
+
+    def text(value: Any) -> str:
+        if isinstance(value, float):
+            return f"{value:.3g}"
+        return "" if value is None or value == "nan" else str(value)
+
+    rows = [[text(row.get(key)) for key in header] for row in table[:TABLE_ROWS_SHOWN]]
+    return header, rows, max(len(table) - TABLE_ROWS_SHOWN, 0)
+
+
 def render_markdown(record: dict[str, Any]) -> str:
     counts = record["counts"]
     out = [f"# {record['title']}", "",
@@ -159,6 +177,10 @@ def render_markdown(record: dict[str, Any]) -> str:
         out += [f"### {figure['id']}: {figure['title']} ({figure['seed_line']})", "",
                 f"**What the paper says:** {figure['paper_says']}", "", f"**What our run shows:** {figure['observed']}", ""]
         out += [f"![{figure['id']} {name}]({path})" for name, path in figure["images"].items()] + [""]
+        header, rows, left_out = _table_cells(figure.get("table"))
+        if header:
+            out += [_markdown_table(rows, header), ""]
+            out += [f"({left_out} more rows in summary.json)", ""] if left_out else []
         rows = [[p["name"], f"`{p['value']}`", p["source"], p["note"]] for p in figure["parameters"]]
         out += [_markdown_table(rows, ["parameter", "value", "source", "line / why"]), ""]
         out += [f"Results: `{figure['results']}`", ""]
@@ -219,6 +241,13 @@ def _render_paper_html(record: dict[str, Any], out_dir: Path) -> str:
         parts.append(f"<p><b>What the paper says:</b> {e(figure['paper_says'])}</p>"
                      f"<p><b>What our run shows:</b> {e(figure['observed'])}</p>")
         parts.append('<div class="figure">' + "".join(_image(out_dir, p) for p in figure["images"].values()) + "</div>")
+        header, rows, left_out = _table_cells(figure.get("table"))
+        if header:
+            head = "".join(f"<th>{e(h)}</th>" for h in header)
+            body = "".join("<tr>" + "".join(f"<td>{e(c)}</td>" for c in row) + "</tr>" for row in rows)
+            more = f"<p class='note'>{left_out} more rows in summary.json</p>" if left_out else ""
+            parts.append(f"<details open><summary>table ({len(rows) + left_out} rows)</summary><div style='overflow-x:auto'>"
+                         f"<table><tr>{head}</tr>{body}</table></div>{more}</details>")
         rows = "".join(f"<tr class='{'default' if p['source'] == 'default' else ''}'><td>{e(p['name'])}</td>"
                        f"<td><code>{e(json.dumps(p['value']))}</code></td><td>{e(p['source'])}</td><td>{e(p['note'])}</td></tr>"
                        for p in figure["parameters"])
