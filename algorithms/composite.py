@@ -73,7 +73,7 @@ class CompositeProblem:
     def local_losses(self, X: np.ndarray, data: LocalData) -> np.ndarray:
         """f_i(x_i) for every agent: (..., n, q) -> (..., n)."""
         X = _check_agent_iterates(X, data)
-        margins = _margins(data.features, X)
+        margins = agent_margins(data.features, X)
         if self.loss == "linear":
             per_sample = 0.5 * (margins - data.targets) ** 2
         else:
@@ -87,10 +87,13 @@ class CompositeProblem:
         way to make Assumption 3's constant c hold); a per-sample gradient is coefficient * B_ij, so
         only the (..., n, m) coefficients are rescaled."""
         X = _check_agent_iterates(X, data)
-        margins = _margins(data.features, X)
-        coefficients = self._clipped(self.sample_coefficients(margins, data.targets), data.sample_norms, clip)
-        gradient = (coefficients[..., None, :] @ data.features)[..., 0, :] / data.num_samples
-        return gradient + 2.0 * self.smooth_ridge * X
+        n, q = X.shape[-2:]
+        columns = X.reshape(-1, n, q).transpose(1, 2, 0)                    # (n, q, P): the replicas as columns
+        margins = data.features @ columns                                    # (n, m, P), features read once
+        coefficients = self._clipped(self.sample_coefficients(margins, data.targets[..., None]),
+                                     data.feature_norms[..., None], clip)
+        gradient = (np.swapaxes(data.features, 1, 2) @ coefficients).transpose(2, 0, 1).reshape(X.shape)
+        return gradient / data.num_samples + 2.0 * self.smooth_ridge * X
 
     def active_gradients(self, x: np.ndarray, agents: np.ndarray, data: LocalData,
                          clip: float | None = None) -> np.ndarray:
@@ -109,22 +112,26 @@ class CompositeProblem:
         for agent in np.unique(agents):
             rows = np.flatnonzero(agents == agent)
             B, b = data.features[agent], data.targets[agent]
-            coefficients = self._clipped(self.sample_coefficients(x[rows] @ B.T, b), data.sample_norms[agent], clip)
+            coefficients = self._clipped(self.sample_coefficients(x[rows] @ B.T, b), data.feature_norms[agent], clip)
             out[rows] = coefficients @ B / data.num_samples + 2.0 * self.smooth_ridge * x[rows]
         return out
 
     def per_sample_gradient_norms(self, X: np.ndarray, data: LocalData) -> np.ndarray:
         """||grad loss(B_ij, b_ij; x_i)|| (without the M2 ridge term): (..., n, q) -> (..., n, m)."""
         X = _check_agent_iterates(X, data)
-        margins = _margins(data.features, X)
-        return np.abs(self.sample_coefficients(margins, data.targets)) * data.sample_norms
+        margins = agent_margins(data.features, X)
+        return np.abs(self.sample_coefficients(margins, data.targets)) * data.feature_norms
 
     def lipschitz_constants(self, data: LocalData) -> np.ndarray:
         """L_i of grad f_i (Assumption 1, v1:L53): lambda_max(B_i^T B_i)/m_i, /4 for the logistic loss
         (sigmoid' <= 1/4), + 2 * smooth_ridge."""
-        gram_max = data.gram_largest_eigenvalues
-        scale = 1.0 if self.loss == "linear" else 0.25
-        return scale * gram_max / data.num_samples + 2.0 * self.smooth_ridge
+        return self.curvature_scale * data.gram_eigenvalues[:, -1] + 2.0 * self.smooth_ridge
+
+    @property
+    def curvature_scale(self) -> float:
+        """sup of the per-sample loss' second derivative in the margin: 1 (linear), 1/4 (logistic); also a bound
+        for the clipped losses (clipping makes the derivative constant where it binds)."""
+        return 1.0 if self.loss == "linear" else 0.25
 
     # ----- nonsmooth part r -----
     def regularizer(self, x: np.ndarray) -> np.ndarray:
@@ -162,11 +169,12 @@ class CompositeProblem:
         return np.linalg.norm(x - self.prox_scaled_r(step, data.num_agents), axis=-1)
 
     @staticmethod
-    def _clipped(coefficients: np.ndarray, sample_norms: np.ndarray, clip: float | None) -> np.ndarray:
-        """Rescale each per-sample gradient coefficient * B_ij (||B_ij|| = sample_norms) to norm <= clip."""
+    def _clipped(coefficients: np.ndarray, feature_norms: np.ndarray, clip: float | None) -> np.ndarray:
+        """Per-sample clipping (spec §6) if clip is given; feature_norms broadcasts against `coefficients`
+        (LocalData.feature_norms)."""
         if clip is None:
             return coefficients
-        return _clip_coefficients(coefficients, sample_norms, clip)
+        return _clip_coefficients(coefficients, feature_norms, clip)
 
 
 GRADIENT_METHODS = ("auto", "gram", "samples")
@@ -208,7 +216,7 @@ class ActiveGradients:
             self.shift = [B.T @ b / m for B, b in zip(restricted, targets)]
         else:
             self.features = restricted
-            self.row_norms = None if clip is None else data.sample_norms
+            self.row_norms = None if clip is None else data.feature_norms
 
     def __call__(self, x: np.ndarray, agents: np.ndarray) -> np.ndarray:
         """grad f_{agents[r]}(x[r]): x (R, q), agents (R,) -> (R, q), grouped by active agent (one matrix
@@ -245,11 +253,13 @@ class ActiveGradients:
         return out
 
 
-def _clip_coefficients(coefficients: np.ndarray, row_norms: np.ndarray, clip: float) -> np.ndarray:
-    """Per-sample clipping: a per-sample gradient is coefficient * B_ij, of norm |coefficient| ||B_ij||."""
+def _clip_coefficients(coefficients: np.ndarray, feature_norms: np.ndarray, clip: float) -> np.ndarray:
+    """A per-sample gradient coefficient * B_ij rescaled to norm <= clip: the coefficient clipped to
+    +-clip/||B_ij|| (one pass; a zero feature vector is never clipped)."""
     clip = require_positive("clip", clip, "per-sample gradient clipping (spec §6, c = G)")
-    norms = np.abs(coefficients) * row_norms
-    return coefficients * np.minimum(1.0, clip / np.maximum(norms, np.finfo(float).tiny))
+    with np.errstate(divide="ignore"):
+        bound = clip / feature_norms
+    return np.clip(coefficients, -bound, bound)
 
 
 def accuracy(x: np.ndarray, data: LocalData) -> np.ndarray:
@@ -258,10 +268,13 @@ def accuracy(x: np.ndarray, data: LocalData) -> np.ndarray:
     return (np.where(margins >= 0, 1.0, -1.0) == data.targets).mean(axis=(-2, -1))
 
 
-def _margins(features: np.ndarray, X: np.ndarray) -> np.ndarray:
-    """B_i x_i for every agent: features (n, m, q), X (..., n, q) -> (..., n, m). A batched matmul: numpy's
-    einsum(optimize=True) took ~10x longer on these shapes."""
-    return (features @ X[..., None])[..., 0]
+def agent_margins(features: np.ndarray, X: np.ndarray) -> np.ndarray:
+    """B_i x_i for every agent: features (n, m, q), X (..., n, q) -> (..., n, m). One matrix product per agent
+    with the replicas as columns (each B_i is read once): several times faster than the equivalent einsum with
+    optimize=True on (R, n, q) iterates."""
+    n, q = X.shape[-2:]
+    margins = features @ X.reshape(-1, n, q).transpose(1, 2, 0)             # (n, m, P)
+    return margins.transpose(2, 0, 1).reshape(X.shape[:-2] + margins.shape[:2])
 
 
 def _check_agent_iterates(X, data: LocalData) -> np.ndarray:

@@ -177,6 +177,12 @@ class RelayRun:
         """Messages sent (one baton over one edge = 1) per replica."""
         return self.iterations
 
+    @property
+    def vectors_sent(self) -> np.ndarray:
+        """Vectors sent (one vector over one edge = 1) per replica: each hop passes the baton (u~^{k+1}, x^{k+1}),
+        two vectors of R^q (Alg. 1 line 5)."""
+        return 2 * self.iterations
+
 
 def run_recal(problem: CompositeProblem, data: LocalData, network: Network, params: RecalParams, *,
               replicas: int, rng: np.random.Generator, horizon: int | None = None, plf_target: int | None = None,

@@ -132,7 +132,7 @@ def _format_cell(value: Any) -> str:
         return f"{value:.4g}"
     if isinstance(value, (list, dict)):
         return json.dumps(value)
-    return "" if value is None else str(value)
+    return "" if value is None or value == "nan" else str(value)
 
 
 def figure_table(figure: dict[str, Any]) -> tuple[list[str], list[list[str]], int]:
@@ -140,7 +140,7 @@ def figure_table(figure: dict[str, Any]) -> tuple[list[str], list[list[str]], in
     records = figure.get("table") or []
     if not records:
         return [], [], 0
-    header = list(records[0])
+    header = list(dict.fromkeys(key for record in records for key in record))  # rows may differ in their keys
     rows = [[_format_cell(record.get(name)) for name in header] for record in records[:TABLE_ROWS_SHOWN]]
     return header, rows, max(0, len(records) - TABLE_ROWS_SHOWN)
 

@@ -10,7 +10,7 @@ fixed penalty. With alpha_i = 2 lambda_i of [12]'s form (x - (x_i + x_j)/2 penal
 
 Choices where [12] is not followed or not known: Gaussian instead of Laplace noise and the spec §6
 schedule sigma_t^2 = sigma_1^2 R^{1-t} (instead of [12]'s own variance decay); r per agent (eq. (8));
-the argmin is solved to SUBPROBLEM_TOLERANCE by proximal gradient (`solve_admm_subproblem`).
+the argmin is solved to SUBPROBLEM_TOLERANCE (`solve_admm_subproblem`: majorize-minimize with the Gram bound or proximal gradient).
 `stepsize` = 1/c (the inverse penalty; the dual step equals c).
 Messages: x~_i^{k+1} to each neighbour, 2|E| per iteration, one release per agent, PLF = K.
 Sensitivity: the argmin's objective is mu_i = 2 c d_i + 2 ridge_r strongly convex (ridge_r = the ridge
@@ -24,10 +24,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from algorithms.baselines.dp_common import (DEFAULT_DELTA, SUBPROBLEM_MAX_STEPS, SUBPROBLEM_TOLERANCE,
-                                            calibrated_sigma1, check_common, gradient_change, initial_point,
-                                            noise_std, privacy_settings, smoothness, solve_admm_subproblem,
-                                            synchronous_summary)
+from algorithms.baselines.dp_common import (DEFAULT_DELTA, calibrated_sigma1, check_common, gradient_change,
+                                            initial_point, noise_std, privacy_settings, smoothness,
+                                            solve_admm_subproblem, subproblem_description, synchronous_summary)
 from algorithms.composite import CompositeProblem
 from algorithms.network import Network
 from algorithms.problems import LocalData
@@ -59,22 +58,22 @@ def run(problem: CompositeProblem, data: LocalData, network: Network, *, epsilon
     sigma1 = calibrated_sigma1(epsilon, delta, decay, np.full(plf, sensitivity))
     n, q = data.num_agents, data.dim
     degrees, adjacency, laplacian = network.degrees, network.adjacency, network.laplacian
-    lipschitz = problem.lipschitz_constants(data)                                    # once (solve_admm_subproblem)
 
     X = np.broadcast_to(initial_point(x1, data), (replicas, n, q)).copy()
     alpha = np.zeros_like(X)
     history = [X.mean(axis=1)]
     for k in range(1, plf + 1):
         linear = alpha - c * (degrees[:, None] * X + np.einsum("ij,rjq->riq", adjacency, X))
-        X = solve_admm_subproblem(problem, data, linear, c * degrees, X, clip, lipschitz=lipschitz)
+        std = noise_std(sigma1, decay, k)
+        X = solve_admm_subproblem(problem, data, linear, c * degrees, X, clip, noise_std=std)
         if sigma1 > 0:
-            X = X + rng.standard_normal(X.shape) * noise_std(sigma1, decay, k)          # PVP
+            X = X + rng.standard_normal(X.shape) * std                                  # PVP
         alpha = alpha + c * np.einsum("ij,rjq->riq", laplacian, X)
         history.append(X.mean(axis=1))
     settings = {"stepsize": step, "penalty": c,
                 "stepsize_rule": f"1/(c), c = {PENALTY_FACTOR[problem.loss]} L" if stepsize is None else "given (= 1/penalty)",
                 "dual_step": "c", "perturbation": "primal variable (PVP), Gaussian",
-                "subproblem": f"proximal gradient to {SUBPROBLEM_TOLERANCE:g} (at most {SUBPROBLEM_MAX_STEPS} steps)",
+                "subproblem": subproblem_description(problem, data),
                 "reconstructed_without_source": True,
                 **privacy_settings(epsilon, delta, decay, clip, sensitivity_reading, sensitivity, sigma1)}
     return synchronous_summary(NAME, network, history, plf, replicas, sigma1, settings, keep_history, "x~_i")

@@ -27,9 +27,9 @@ from __future__ import annotations
 import numpy as np
 
 from algorithms.baselines.dp_admm_huang import check_decay
-from algorithms.baselines.dp_common import (DEFAULT_DELTA, SUBPROBLEM_TOLERANCE, broadcast_messages,
-                                            calibrated_sigma1, check_common, gradient_change, initial_point,
-                                            noise_std, privacy_settings, solve_admm_subproblem, smoothness, summary)
+from algorithms.baselines.dp_common import (DEFAULT_DELTA, broadcast_messages, calibrated_sigma1, check_common,
+                                            gradient_change, initial_point, noise_std, privacy_settings, smoothness,
+                                            solve_admm_subproblem, subproblem_description, summary)
 from algorithms.composite import CompositeProblem
 from algorithms.errors import InvalidParameterError
 from algorithms.network import Network
@@ -60,7 +60,6 @@ def run(problem: CompositeProblem, data: LocalData, network: Network, *, epsilon
     sigma1 = calibrated_sigma1(epsilon, delta, decay, sensitivities)
     n, q = data.num_agents, data.dim
     degrees, adjacency, laplacian = network.degrees[:, None], network.adjacency, network.laplacian
-    lipschitz = problem.lipschitz_constants(data)                                    # once (solve_admm_subproblem)
     dual_step = penalties[0]
 
     X = np.broadcast_to(initial_point(x1, data), (replicas, n, q)).copy()
@@ -70,9 +69,10 @@ def run(problem: CompositeProblem, data: LocalData, network: Network, *, epsilon
         c = penalties[k - 1]
         pull = c * (degrees * X + np.einsum("ij,rjq->riq", adjacency, X))
         if k % 2 == 1:
-            X = solve_admm_subproblem(problem, data, alpha - pull, c * network.degrees, X, clip, lipschitz=lipschitz)
+            std = noise_std(sigma1, decay, (k + 1) // 2)
+            X = solve_admm_subproblem(problem, data, alpha - pull, c * network.degrees, X, clip, noise_std=std)
             if sigma1 > 0:
-                X = X + rng.standard_normal(X.shape) * noise_std(sigma1, decay, (k + 1) // 2)
+                X = X + rng.standard_normal(X.shape) * std
             recycled = -alpha - 2.0 * c * degrees * X + pull                      # KKT of the odd step
         else:
             X = (pull - alpha - recycled) / (2.0 * c * degrees)
@@ -81,7 +81,7 @@ def run(problem: CompositeProblem, data: LocalData, network: Network, *, epsilon
     settings = {"stepsize": alpha0, "stepsize_decay": gamma, "penalty_schedule": "c_k = 1/(alpha_0 gamma^(k-1))",
                 "stepsize_rule": f"alpha_0 = 1/c_0, c_0 = {PENALTY_FACTOR[problem.loss]} L" if stepsize is None else "given",
                 "dual_step": dual_step, "even_iterations": "linearized with the recycled gradient, sent without noise",
-                "subproblem": f"proximal gradient to {SUBPROBLEM_TOLERANCE:g}", "reconstructed_without_source": True,
+                "subproblem": subproblem_description(problem, data), "reconstructed_without_source": True,
                 "messages_per_iteration": broadcast_messages(network),
                 "message_count": "one vector over one edge = 1; every agent sends x_i to each neighbour every iteration",
                 "plf_per_iteration": 0.5, "sensitivity_first_last": (sensitivities[0], sensitivities[-1]),

@@ -23,9 +23,9 @@ from __future__ import annotations
 import numpy as np
 
 from algorithms.baselines.dp_admm_zhang import argmin_sensitivity
-from algorithms.baselines.dp_common import (DEFAULT_DELTA, SUBPROBLEM_TOLERANCE, calibrated_sigma1, check_common,
-                                            initial_point, noise_std, privacy_settings, solve_admm_subproblem,
-                                            smoothness, summary)
+from algorithms.baselines.dp_common import (DEFAULT_DELTA, calibrated_sigma1, check_common, initial_point,
+                                            noise_std, privacy_settings, smoothness, solve_admm_subproblem,
+                                            subproblem_description, summary)
 from algorithms.composite import CompositeProblem
 from algorithms.dp_recal import uniform_transition_matrix
 from algorithms.network import Network
@@ -51,7 +51,6 @@ def run(problem: CompositeProblem, data: LocalData, network: Network, *, epsilon
     sigma1 = calibrated_sigma1(epsilon, delta, decay, np.full(plf, sensitivity))
     n, q = data.num_agents, data.dim
     adjacency, degrees = network.adjacency, network.degrees
-    lipschitz = problem.lipschitz_constants(data)                                    # once (solve_admm_subproblem)
     cumulative = np.cumsum(uniform_transition_matrix(network), axis=1)
     cumulative[:, -1] = np.inf  # guards the last bin against rounding in the row sums
 
@@ -68,10 +67,12 @@ def run(problem: CompositeProblem, data: LocalData, network: Network, *, epsilon
         neighbours = adjacency[holder]                                               # (R, n) 0/1
         x_i, d_i = X[rows, holder], degrees[holder]
         linear = alpha[rows, holder] - c * (d_i[:, None] * x_i + np.einsum("rj,rjq->rq", neighbours, X))
-        x_new = solve_admm_subproblem(problem, data, linear, c * d_i, x_i, clip, agents=holder, lipschitz=lipschitz)
         counts[rows, holder] += running
+        std = noise_std(sigma1, decay, counts[rows, holder])
+        x_new = solve_admm_subproblem(problem, data, linear, c * d_i, x_i, clip, agents=holder,
+                                      noise_std=float(np.min(std[running])))
         if sigma1 > 0:
-            x_new = x_new + rng.standard_normal(x_new.shape) * noise_std(sigma1, decay, counts[rows, holder])[:, None]
+            x_new = x_new + rng.standard_normal(x_new.shape) * std[:, None]
         x_new = np.where(running[:, None], x_new, x_i)
         gaps = x_new[:, None, :] - X                                                 # x~_i - x~_j for every j
         alpha = alpha - c * (neighbours * running[:, None])[..., None] * gaps
@@ -86,7 +87,7 @@ def run(problem: CompositeProblem, data: LocalData, network: Network, *, epsilon
     settings = {"stepsize": step, "penalty": c,
                 "stepsize_rule": f"1/c, c = {PENALTY_FACTOR[problem.loss]} L" if stepsize is None else "given (= 1/penalty)",
                 "walk": "P = I - D^-1 L (uniform over neighbours), first agent uniform",
-                "subproblem": f"proximal gradient to {SUBPROBLEM_TOLERANCE:g}", "reconstructed_without_source": True,
+                "subproblem": subproblem_description(problem, data), "reconstructed_without_source": True,
                 "messages_per_iteration": "2 d_{i_k} (pull d_i + push d_i)",
                 "message_count": "one vector over one edge = 1", "plf": "max_i activation count",
                 **privacy_settings(epsilon, delta, decay, clip, sensitivity_reading, sensitivity, sigma1)}

@@ -22,9 +22,10 @@ import networkx as nx  # noqa: E402
 import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 
+from algorithms.baselines.dp_common import gradient_change  # noqa: E402
 from algorithms.composite import CompositeProblem, accuracy  # noqa: E402
-from algorithms.dp_recal import (RecalParams, RelayNoise, lemma5_sensitivity, paper_beta, run_recal,  # noqa: E402
-                                 sigma1_for_budget)
+from algorithms.dp_recal import (RecalParams, RelayNoise, RelayRun, lemma5_sensitivity, paper_beta,  # noqa: E402
+                                 run_recal, sigma1_for_budget)
 from algorithms.network import Network  # noqa: E402
 from algorithms.problems import LocalData  # noqa: E402
 from reproductions.datasets import DATA_ENV, DatasetNotAvailableError, load_dataset, split_over_agents  # noqa: E402
@@ -84,6 +85,25 @@ def _local_data(dataset: str, samples_per_agent: int | None, data_dir: str) -> L
                      np.ascontiguousarray(data.targets[:, :samples_per_agent]))
 
 
+def relay_run(problem: CompositeProblem, data: LocalData, network: Network, *, epsilon: float | None, delta: float,
+              plf: int, decay: float, clip: float, replicas: int, rng: np.random.Generator, x1: np.ndarray,
+              keep_x=False, sensitivity_reading: str = "assumption3") -> tuple[RelayRun, dict]:
+    """DP-RECAL (RECAL if epsilon is None) stopped at the first K with PLF = plf (spec §6), with the spec §6 defaults:
+    alpha_i = 1/(L_i + 1), beta = 1/(2(n+1)), sigma_1 from Theorem 4 inverted with Lemma 5's Delta = 4 alpha beta c
+    (c = clip; `sensitivity_reading` "per_sample" takes the gradient change 2c/m instead of 2c, as the baselines).
+    Returns the run and the settings it used."""
+    alpha = 1.0 / (problem.lipschitz_constants(data) + 1.0)              # spec §6 default alpha_i = 1/(L_i+1)
+    beta = paper_beta(data.num_agents)
+    sensitivity = lemma5_sensitivity(alpha, beta, gradient_change(clip, data.num_samples, sensitivity_reading) / 2.0)
+    sigma1 = 0.0 if epsilon is None else sigma1_for_budget(epsilon, delta, plf, decay, sensitivity)
+    params = RecalParams(alpha, beta, RelayNoise(sigma1, decay), clip=clip, sensitivity_bound=sensitivity)
+    run = run_recal(problem, data, network, params, replicas=replicas, rng=rng, plf_target=plf,
+                    horizon=RUN_CAP_FACTOR * data.num_agents * plf, x1=x1, keep_transcript=False, keep_x=keep_x)
+    settings = {"alpha": "1/(L_i+1)", "beta": beta, "sigma1": sigma1, "R": decay, "c": clip, "u_mode": params.u_mode,
+                "sensitivity": sensitivity, "sensitivity_reading": sensitivity_reading}
+    return run, settings
+
+
 def simulate_dataset(rng: np.random.Generator, *, dataset: str, loss: str, lasso: float, ridge: float,
                      algorithms: list[str], epsilons: list[float], plf: int, delta: float, decay: float, clip: float,
                      replicas: int, graph: str = "ring", samples_per_agent: int | None = None) -> pd.DataFrame:
@@ -97,20 +117,14 @@ def simulate_dataset(rng: np.random.Generator, *, dataset: str, loss: str, lasso
     truth = solve_composite(problem, data, use_cvxpy=False)
     network = Network.from_networkx(GRAPHS[graph](NUM_AGENTS))
     x1 = INIT_SCALE * rng.standard_normal(data.dim)
-    alpha = 1.0 / (problem.lipschitz_constants(data) + 1.0)              # spec §6 default alpha_i = 1/(L_i+1)
-    beta = paper_beta(NUM_AGENTS)
     frames = []
     for algorithm, algorithm_rng in zip(algorithms, rng.spawn(len(algorithms))):
         for epsilon, run_rng in zip(epsilons if algorithm != "recal" else [None], algorithm_rng.spawn(len(epsilons))):
             started, cpu_started = time.perf_counter(), time.process_time()
             if algorithm in ("recal", "dp-recal"):
-                sensitivity = lemma5_sensitivity(alpha, beta, clip)
-                sigma1 = 0.0 if epsilon is None else sigma1_for_budget(epsilon, delta, plf, decay, sensitivity)
-                params = RecalParams(alpha, beta, RelayNoise(sigma1, decay), clip=clip, sensitivity_bound=sensitivity)
-                cap = RUN_CAP_FACTOR * NUM_AGENTS * plf
-                points = _grid(cap + 1)
-                run = run_recal(problem, data, network, params, replicas=replicas, rng=run_rng, plf_target=plf,
-                                horizon=cap, x1=x1, keep_transcript=False, keep_x=points)
+                points = _grid(RUN_CAP_FACTOR * NUM_AGENTS * plf + 1)
+                run, settings = relay_run(problem, data, network, epsilon=epsilon, delta=delta, plf=plf, decay=decay,
+                                          clip=clip, replicas=replicas, rng=run_rng, x1=x1, keep_x=points)
                 last = int(run.iterations.max()) + 1          # x^{K+1}: every replica has stopped (frozen) by then
                 kept = points[: run.x_history.shape[0]]
                 history = run.x_history
@@ -118,9 +132,7 @@ def simulate_dataset(rng: np.random.Generator, *, dataset: str, loss: str, lasso
                     kept, history = np.append(kept, last), np.concatenate([history, run.x_final[None]])
                 frames.append(_rows(algorithm, epsilon, plf, dataset, loss, kept, run.iterations,
                                     history, truth, data, x1, run.messages, run.plf,
-                                    time.perf_counter() - started,
-                                    {"alpha": "1/(L_i+1)", "sigma1": sigma1, "R": decay, "c": clip, "u_mode": params.u_mode},
-                                    time.process_time() - cpu_started, graph))
+                                    time.perf_counter() - started, settings, time.process_time() - cpu_started, graph))
             else:
                 from algorithms.baselines.dp_recal_comparison import COMPARED
                 summary = COMPARED[algorithm](problem, data, network, epsilon=epsilon, delta=delta, plf=plf, decay=decay,

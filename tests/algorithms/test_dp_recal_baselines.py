@@ -197,6 +197,34 @@ def test_admm_argmin_sensitivity_bounds_a_replace_one_change():
         2 * clip / (2 * c * 2 + 2 * problem.ridge))
 
 
+@pytest.mark.parametrize("loss", ["linear", "logistic"])
+@pytest.mark.parametrize("lasso", [0.0, 0.3])
+@pytest.mark.parametrize("active", [False, True])
+def test_majorize_minimize_and_proximal_gradient_find_the_same_argmin(loss, lasso, active, monkeypatch):
+    """The two exact solvers of the ADMM subproblem agree to 1e-11 with per-sample clipping binding on part of the
+    samples (m = 200 >= 32 q, so the Gram model is used with and without an l1 part); a noise level in the stopping
+    rule moves the result by less than 1e-2 of that noise's std."""
+    rng = np.random.default_rng(5)
+    data = LocalData(rng.uniform(0, 1, (N, 200, Q)), rng.choice([-1.0, 1.0], (N, 200)))
+    problem, network = CompositeProblem(loss, lasso=lasso), Network.from_networkx(nx.cycle_graph(N))
+    assert dp_common.uses_quadratic_model(problem, data)
+    if active:
+        agents = rng.integers(0, N, 4)
+        start, linear, curvature = rng.standard_normal((4, Q)), rng.standard_normal((4, Q)), 0.7 * network.degrees[agents]
+    else:
+        agents = None
+        start, linear, curvature = rng.standard_normal((4, N, Q)), rng.standard_normal((4, N, Q)), 0.7 * network.degrees
+    clip = 0.4
+    norms = problem.per_sample_gradient_norms(np.broadcast_to(start.mean(axis=0), (N, Q)), data)
+    assert 0 < np.mean(norms > clip) < 1                                                 # clipping binds on some samples
+    model = dp_common.solve_admm_subproblem(problem, data, linear, curvature, start, clip, agents=agents)
+    noisy = dp_common.solve_admm_subproblem(problem, data, linear, curvature, start, clip, agents=agents, noise_std=1.0)
+    monkeypatch.setattr(dp_common, "uses_quadratic_model", lambda *_: False)
+    gradient = dp_common.solve_admm_subproblem(problem, data, linear, curvature, start, clip, agents=agents)
+    np.testing.assert_allclose(model, gradient, atol=1e-11)
+    assert 0 < np.max(np.abs(noisy - gradient)) < 1e-2
+
+
 # ---------------------------------------------------------------- PLF and messages
 def test_plf_iterations_and_message_counts():
     data, problem, network = _setup(lasso=0.0)

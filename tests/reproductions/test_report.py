@@ -25,3 +25,8 @@ def test_long_tables_are_cut_and_say_so():
     assert header == ["k"] and len(rows) == TABLE_ROWS_SHOWN and left_out == 7
     assert "(7 more rows in the results file)" in render_markdown(_record([{"k": i} for i in range(TABLE_ROWS_SHOWN + 7)]))
     assert figure_table({"table": None}) == ([], [], 0)
+
+
+def test_rows_with_different_keys_and_missing_values():
+    header, rows, _ = figure_table({"table": [{"a": 1.0, "note": "nan"}, {"a": 2.0, "b": None}]})
+    assert header == ["a", "note", "b"] and rows == [["1", "", ""], ["2", "", ""]]
