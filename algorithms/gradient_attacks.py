@@ -201,7 +201,6 @@ def run_attack(attack: str, targets, models, *, loss: str, clip: float | None, r
     record = {int(i) for i in snapshot_iterations if 0 <= int(i) <= iterations} | {0, iterations}
     if attack == "gradinversion":
         final, snaps, labels, losses = _group_consistent(targets, models, mask, loss, clip, rng, iterations, record, image_shape)
-        chosen = slice(None)
     else:
         labels_grid = np.broadcast_to(np.array(LABELS)[:, None], (len(LABELS), T))
         start = rng.uniform(*FEATURE_BOX, (len(LABELS), T, q))

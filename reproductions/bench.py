@@ -69,7 +69,8 @@ def loop_iterations(problem, data, network, noise: np.ndarray) -> np.ndarray:
     return broadcast
 
 
-def _timed(function: Callable[[], np.ndarray]) -> tuple[float, np.ndarray]:
+def timed(function: Callable[[], object]) -> tuple[float, object]:
+    """(wall seconds, result) of one call."""
     started = time.perf_counter()
     result = function()
     return time.perf_counter() - started, result
@@ -81,10 +82,10 @@ def run_benchmarks(*, replicas: int | None = None, iterations: int | None = None
     network, data, problem, rng = _setup(replicas)
     # timed: the library's run (noise through the mechanism, ledger, observer off)
     params = ZcdpNflParams(rho=RHO, step=StepSchedule(ETA0, 0.5), c1=C1, noise=ZcdpSchedule(PHI1, TAU))
-    batched_seconds, _ = _timed(lambda: run_zcdp_nfl(problem, data, network, params, horizon=iterations,
+    batched_seconds, _ = timed(lambda: run_zcdp_nfl(problem, data, network, params, horizon=iterations,
                                                      replicas=replicas, rng=rng, keep_iterates=False))
     short = SIGMA * rng.standard_normal((LOOP_ITERATIONS, replicas, NUM_AGENTS, DIM))
-    loop_seconds, loop_result = _timed(lambda: loop_iterations(problem, data, network, short))
+    loop_seconds, loop_result = timed(lambda: loop_iterations(problem, data, network, short))
     if not np.allclose(batched_iterations(problem, data, network, short), loop_result, rtol=1e-10, atol=1e-12):
         raise AssertionError("the loop baseline and the batched update disagree; the benchmark is invalid")
     batched_rate = iterations / batched_seconds

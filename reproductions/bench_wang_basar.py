@@ -7,13 +7,13 @@ asserts they give the same iterates before it reports the speed-up.
 
 from __future__ import annotations
 
-import time
 from collections.abc import Callable
 
 import numpy as np
 
 from algorithms.wang_basar import SECTION_61_SCHEDULE, WangBasarParams, graph_weights, run
 from algorithms.wang_basar_problems import Estimation
+from reproductions.bench import timed
 
 REPLICAS, ITERATIONS = 1000, 3000   # the target sizes
 NUM_AGENTS, SIGMA_VAR = 5, 0.5      # Sec. 6.1 (L579)
@@ -50,12 +50,6 @@ def loop_iterations(problem: Estimation, weights: np.ndarray, initial: np.ndarra
     return states
 
 
-def _timed(function: Callable[[], object]) -> tuple[float, object]:
-    started = time.perf_counter()
-    result = function()
-    return time.perf_counter() - started, result
-
-
 def run_benchmarks(*, replicas: int | None = None, iterations: int | None = None,
                    echo: Callable[[str], None] = print) -> dict[str, float]:
     replicas, iterations = replicas or REPLICAS, iterations or ITERATIONS
@@ -64,9 +58,9 @@ def run_benchmarks(*, replicas: int | None = None, iterations: int | None = None
     weights = graph_weights("ring", NUM_AGENTS)
     params = WangBasarParams(weights, SECTION_61_SCHEDULE, 2, SIGMA_VAR)
     initial = rng.uniform(problem.low, problem.high, size=(replicas, NUM_AGENTS, 2)) * 0.5   # inside the box
-    batched_seconds, _ = _timed(lambda: run(problem.local_gradients, initial, params, iterations, rng))
+    batched_seconds, _ = timed(lambda: run(problem.local_gradients, initial, params, iterations, rng))
     noise = np.sqrt(SIGMA_VAR) * rng.standard_normal((LOOP_ITERATIONS, replicas, NUM_AGENTS, 2))
-    loop_seconds, loop_result = _timed(lambda: loop_iterations(problem, weights, initial, noise))
+    loop_seconds, loop_result = timed(lambda: loop_iterations(problem, weights, initial, noise))
     if not np.allclose(batched_iterations(problem, weights, initial, noise), loop_result, rtol=1e-10, atol=1e-12):
         raise AssertionError("the loop baseline and the batched update disagree; the benchmark is invalid")
     batched_rate = (iterations - 1) / batched_seconds

@@ -25,8 +25,9 @@ from __future__ import annotations
 import numpy as np
 
 from algorithms.baselines.dp_common import (DEFAULT_DELTA, DEFAULT_STEPSIZE_DECAY, broadcast_messages,
-                                            calibrated_sigma1, check_common, gradient_change, initial_point,
-                                            noise_std, privacy_settings, prox_per_row, smoothness, summary)
+                                            calibrated_sigma1, check_common, fraction_stepsize, gradient_change,
+                                            initial_point, noise_std, privacy_settings, prox_per_row, smoothness,
+                                            summary)
 from algorithms.composite import CompositeProblem
 from algorithms.errors import InvalidParameterError
 from algorithms.network import Network
@@ -40,7 +41,7 @@ PENALTY_FACTOR = 0.5
 
 
 def default_stepsize(problem: CompositeProblem, data: LocalData) -> float:
-    return STEPSIZE_FRACTION[problem.loss] / smoothness(problem, data)
+    return fraction_stepsize(STEPSIZE_FRACTION, problem, data)
 
 
 def check_decay(stepsize_decay) -> float:

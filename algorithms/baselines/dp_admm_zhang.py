@@ -25,7 +25,7 @@ from __future__ import annotations
 import numpy as np
 
 from algorithms.baselines.dp_common import (DEFAULT_DELTA, calibrated_sigma1, check_common, gradient_change,
-                                            initial_point, noise_std, privacy_settings, smoothness,
+                                            initial_point, noise_std, penalty_stepsize, privacy_settings,
                                             solve_admm_subproblem, subproblem_description, synchronous_summary)
 from algorithms.composite import CompositeProblem
 from algorithms.network import Network
@@ -38,7 +38,7 @@ PENALTY_FACTOR = {"linear": 0.3, "logistic": 0.5}
 
 def default_stepsize(problem: CompositeProblem, data: LocalData) -> float:
     """1/c with c = PENALTY_FACTOR * L."""
-    return 1.0 / (PENALTY_FACTOR[problem.loss] * smoothness(problem, data))
+    return penalty_stepsize(PENALTY_FACTOR, problem, data)
 
 
 def argmin_sensitivity(problem: CompositeProblem, data: LocalData, network: Network, penalty: float, clip,

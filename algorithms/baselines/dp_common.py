@@ -105,6 +105,11 @@ def smoothness(problem: CompositeProblem, data: LocalData) -> float:
     return float(np.max(problem.lipschitz_constants(data))) + 2.0 * problem.prox_ridge
 
 
+def fraction_stepsize(fractions: dict, problem: CompositeProblem, data: LocalData) -> float:
+    """The `stepsize` argument of a gradient baseline: fractions[loss] / L (L = `smoothness`)."""
+    return fractions[problem.loss] / smoothness(problem, data)
+
+
 def penalty_stepsize(factors: dict, problem: CompositeProblem, data: LocalData) -> float:
     """The `stepsize` argument of an ADMM baseline: 1/c with penalty c = factors[loss] * L (L = `smoothness`)."""
     return 1.0 / (factors[problem.loss] * smoothness(problem, data))

@@ -28,8 +28,8 @@ import numpy as np
 
 from algorithms.baselines.dp_admm_huang import check_decay
 from algorithms.baselines.dp_common import (DEFAULT_DELTA, broadcast_messages, calibrated_sigma1, check_common,
-                                            gradient_change, initial_point, noise_std, privacy_settings, smoothness,
-                                            solve_admm_subproblem, subproblem_description, summary)
+                                            gradient_change, initial_point, noise_std, penalty_stepsize,
+                                            privacy_settings, solve_admm_subproblem, subproblem_description, summary)
 from algorithms.composite import CompositeProblem
 from algorithms.errors import InvalidParameterError
 from algorithms.network import Network
@@ -42,7 +42,7 @@ PENALTY_FACTOR = {"linear": 0.3, "logistic": 0.5}
 
 def default_stepsize(problem: CompositeProblem, data: LocalData) -> float:
     """alpha_0 = 1/c_0, c_0 = PENALTY_FACTOR * L."""
-    return 1.0 / (PENALTY_FACTOR[problem.loss] * smoothness(problem, data))
+    return penalty_stepsize(PENALTY_FACTOR, problem, data)
 
 
 def run(problem: CompositeProblem, data: LocalData, network: Network, *, epsilon, delta=DEFAULT_DELTA, plf: int,

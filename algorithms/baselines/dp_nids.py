@@ -19,8 +19,8 @@ from __future__ import annotations
 import numpy as np
 
 from algorithms.baselines.dp_common import (DEFAULT_DELTA, broadcast_messages, calibrated_sigma1, check_common,
-                                            gradient_change, initial_point, mixing_matrices, noise_std,
-                                            privacy_settings, smoothness, summary)
+                                            fraction_stepsize, gradient_change, initial_point, mixing_matrices,
+                                            noise_std, privacy_settings, summary)
 from algorithms.composite import CompositeProblem
 from algorithms.network import Network
 from algorithms.problems import LocalData
@@ -32,7 +32,7 @@ STEPSIZE_FRACTION = {"linear": 0.5, "logistic": 0.3}
 
 
 def default_stepsize(problem: CompositeProblem, data: LocalData) -> float:
-    return STEPSIZE_FRACTION[problem.loss] / smoothness(problem, data)
+    return fraction_stepsize(STEPSIZE_FRACTION, problem, data)
 
 
 def run(problem: CompositeProblem, data: LocalData, network: Network, *, epsilon, delta=DEFAULT_DELTA, plf: int,

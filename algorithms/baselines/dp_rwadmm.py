@@ -23,8 +23,8 @@ from __future__ import annotations
 import numpy as np
 
 from algorithms.baselines.dp_admm_zhang import argmin_sensitivity
-from algorithms.baselines.dp_common import (DEFAULT_DELTA, calibrated_sigma1, check_common, initial_point,
-                                            noise_std, privacy_settings, smoothness, solve_admm_subproblem,
+from algorithms.baselines.dp_common import (DEFAULT_DELTA, calibrated_sigma1, check_common, initial_point, noise_std,
+                                            penalty_stepsize, privacy_settings, solve_admm_subproblem,
                                             subproblem_description, summary)
 from algorithms.composite import CompositeProblem
 from algorithms.dp_recal import uniform_transition_matrix
@@ -38,7 +38,7 @@ PENALTY_FACTOR = {"linear": 0.2, "logistic": 0.3}
 
 def default_stepsize(problem: CompositeProblem, data: LocalData) -> float:
     """1/c with c = PENALTY_FACTOR * L."""
-    return 1.0 / (PENALTY_FACTOR[problem.loss] * smoothness(problem, data))
+    return penalty_stepsize(PENALTY_FACTOR, problem, data)
 
 
 def run(problem: CompositeProblem, data: LocalData, network: Network, *, epsilon, delta=DEFAULT_DELTA, plf: int,

@@ -19,7 +19,7 @@ import pandas as pd  # noqa: E402
 from reproductions.experiments import Experiment, FigureOutput  # noqa: E402
 from reproductions.params import ExperimentConfig  # noqa: E402
 from theory.execution import Task  # noqa: E402
-from theory.papers.dpdo_nc_setup import accumulators, plug_in_regret, simulate_curves  # noqa: E402
+from theory.papers.dpdo_nc_setup import accumulators, simulate_curves  # noqa: E402
 
 HERE = Path(__file__).parent
 

@@ -1,6 +1,5 @@
 """The dpverify command: one-line user errors with exit 2, help, list, and a report end to end."""
 
-import json
 import subprocess
 import sys
 

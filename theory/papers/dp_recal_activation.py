@@ -16,7 +16,7 @@ from algorithms.network import Network
 from algorithms.problems import LocalData
 from theory.claims import Evidence, Verdict
 from theory.execution import CheckContext, task_seed_sequence
-from theory.papers.dp_recal_operators import check_graphs, lemma1_g, stationary_distribution, walk_marginals
+from theory.papers.dp_recal_operators import check_graphs, lemma1_g, walk_marginals
 from theory.stats import holm
 
 NUM_AGENTS = 7                 # odd: the ring is aperiodic; star and path stay bipartite (periodic)

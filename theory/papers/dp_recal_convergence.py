@@ -16,7 +16,7 @@ from theory.claims import Evidence, Verdict
 from theory.execution import CheckContext, task_seed_sequence
 from theory.papers.dp_recal_operators import (
     DK_BLOCKS, Instance, activation_weights, all_active_step, flatten, lemma1_g, linear_instance, noise_vector,
-    operator_matrices, select_blocks, squared_norm, stacking, v0_stepsize_matrix)
+    operator_matrices, select_blocks, squared_norm, v0_stepsize_matrix)
 
 RELATIVE_TOLERANCE = 1e-9          # float64 slack allowed in the one-step inequalities, relative to their scale
 STEPSIZE_FRACTIONS = (1e-3, 0.25, 0.5, 0.75, 0.99, 1 - 1e-9)   # alpha_i = t * 2/(L_i + 1), up to the endpoint

@@ -10,7 +10,6 @@ SIGNIFICANCE; all with fixed seeds.
 from __future__ import annotations
 
 import numpy as np
-from scipy import stats
 
 from algorithms.wang_basar import GRAPHS, StepSchedule, WangBasarParams, consensus_contraction, graph_weights, run, step
 from algorithms.wang_basar_problems import QuarticMaximumTest

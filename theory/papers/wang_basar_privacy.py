@@ -22,7 +22,7 @@ from theory.audit import PrivacyClaim, audit, sensitivity_probe
 from theory.audit.scores import gaussian_log_likelihood_ratio
 from theory.claims import Evidence, Verdict
 from theory.execution import CheckContext, task_seed_sequence
-from theory.papers.wang_basar_setup import THETA_SADDLE_PRINTED, THETA_STAR_PRINTED
+from theory.papers.wang_basar_setup import THETA_SADDLE_PRINTED
 
 AUDIT_EPSILON, AUDIT_DELTA = 0.5, 1e-5     # default: an (eps, delta) inside the theorems' range (0, 1); spec P22 delta
 AUDIT_STEP = 0.02                          # the first-phase stepsize of Sec. 6.1 (L579)

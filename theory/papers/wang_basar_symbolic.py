@@ -186,7 +186,6 @@ def check_schedules(context: CheckContext):
         rows[name] = {"sum lambda": "oo" if not_summable else "finite", "sum lambda^2": str(sp.N(square + switch * initial**2, 6)),
                       "non-increasing at the switch": f"{initial} -> {tail.subs(k, switch + 1)}"}
         ok = ok and not_summable and square.is_finite and monotone
-    v = sp.symbols("v", positive=True)
     for power in (sp.Rational(1, 2), sp.Rational(3, 4), 1, sp.Rational(11, 10)):
         rows[f"1/k^{power}"] = {"sum lambda": str(sp.summation(k ** (-power), (k, 1, sp.oo))),
                                 "sum lambda^2": str(sp.summation(k ** (-2 * power), (k, 1, sp.oo)))}
