@@ -1,4 +1,4 @@
-"""Benchmarks of the empirical privacy auditor (theory.audit): tightness, speed, memory.
+"""Benchmarks of the empirical privacy auditor (dpverify.theory.audit): tightness, speed, memory.
 
 * tightness: Laplace mechanism with true eps = 1 (sensitivity 1, scale 1), audited at 95% confidence
   with the default split 0.5: eps_lb / eps at 1e4, 1e5 and 1e6 samples per side (target >= 0.97 at
@@ -26,8 +26,11 @@ from pathlib import Path
 
 import numpy as np
 
-from algorithms.reference_mechanisms import make_sampler, worst_case_neighbours
-from theory.audit import PrivacyClaim, audit
+from dpverify.algorithms.core.reference_mechanisms import (
+    make_sampler,
+    worst_case_neighbours,
+)
+from dpverify.theory.audit import PrivacyClaim, audit
 
 EPSILON = 1.0
 CONFIDENCE = 0.95
@@ -88,7 +91,7 @@ def memory_report() -> dict:
 
 
 def _memory_in_subprocess() -> dict:
-    code = "import json; from reproductions.bench_audit import memory_report; print(json.dumps(memory_report()))"
+    code = "import json; from dpverify.reproductions.bench_audit import memory_report; print(json.dumps(memory_report()))"
     root = Path(__file__).resolve().parents[1]
     completed = subprocess.run([sys.executable, "-c", code], cwd=root, capture_output=True, text=True, timeout=900, check=False)
     if completed.returncode != 0:

@@ -17,11 +17,11 @@ from typing import Annotated, Optional
 import typer
 from tqdm.auto import tqdm
 
-from algorithms.errors import DpverifyError
-from reproductions.threads import limit_blas_threads
-from theory.claims import CheckCrashed, ClaimResult, Paper, Verdict, evaluate
-from theory.execution import DEFAULT_ROOT_SEED, CheckContext
-from theory.papers import get_paper, paper_ids
+from dpverify.algorithms.core.errors import DpverifyError
+from dpverify.reproductions.threads import limit_blas_threads
+from dpverify.theory.claims import CheckCrashed, ClaimResult, Paper, Verdict, evaluate
+from dpverify.theory.execution import DEFAULT_ROOT_SEED, CheckContext
+from dpverify.theory.papers import get_paper, paper_ids, room_module
 
 app = typer.Typer(add_completion=False, no_args_is_help=True, pretty_exceptions_enable=False,
                   help="Verify and reproduce papers on differentially private decentralized optimization.")
@@ -83,7 +83,7 @@ def _finish(results: list[ClaimResult], strict: bool) -> None:
 @app.command("list")
 def list_command(paper: PaperArg = None) -> None:
     """List papers, their claims (id, seed line, kind) and their experiments."""
-    from reproductions.experiments import experiments_of
+    from dpverify.reproductions.experiments import experiments_of
 
     for entry in _papers(paper):
         typer.echo(typer.style(f"{entry.id}", bold=True) + f"  {entry.title}  ({entry.seed_file})")
@@ -102,8 +102,8 @@ def check(paper: PaperArg = None,
           strict: StrictOpt = False) -> None:
     """Run the theory checks of a paper (symbolic, ground truth, statistical), without the figures.
     Claims about figures are reported not-run here: `dpverify reproduce` checks them."""
-    from reproductions.experiments import experiments_of
-    from reproductions.runner import Runner
+    from dpverify.reproductions.experiments import experiments_of
+    from dpverify.reproductions.runner import Runner
 
     if claim and not paper:
         raise DpverifyError("--claim needs a PAPER argument (see `dpverify list`)")
@@ -127,9 +127,17 @@ def reproduce(paper: PaperArg = None,
               cache: Annotated[Path, typer.Option(help="result cache directory")] = DEFAULT_CACHE,
               seed: SeedOpt = DEFAULT_ROOT_SEED, strict: StrictOpt = False) -> None:
     """Reproduce the figures, check every claim, and write the report (index.html, <paper>.md, summary.json)."""
-    from reproductions.experiments import experiments_of, find_experiment, run_experiment
-    from reproductions.report import paper_record, render_reports, write_summary
-    from reproductions.runner import Runner, environment_provenance
+    from dpverify.reproductions.experiments import (
+        experiments_of,
+        find_experiment,
+        run_experiment,
+    )
+    from dpverify.reproductions.report import (
+        paper_record,
+        render_reports,
+        write_summary,
+    )
+    from dpverify.reproductions.runner import Runner, environment_provenance
 
     if figure and not paper:
         raise DpverifyError("--figure needs a PAPER argument (see `dpverify list`)")
@@ -167,8 +175,8 @@ def audit(paper: Annotated[str, typer.Argument(help="paper id (see `dpverify lis
           profile: ProfileOpt = Profile.quick, seed: SeedOpt = DEFAULT_ROOT_SEED, strict: StrictOpt = False) -> None:
     """Empirical privacy audits: lower bounds on eps / rho from runs on neighbouring datasets, as the
     paper's adversary observes them. No violation found reads "not refuted at N samples", never "private"."""
-    from reproductions.experiments import experiments_of
-    from theory.claims import Method
+    from dpverify.reproductions.experiments import experiments_of
+    from dpverify.theory.claims import Method
 
     if not 0 < confidence < 1:
         raise DpverifyError(f"--confidence must lie in (0, 1); got {confidence}")
@@ -190,18 +198,10 @@ def audit(paper: Annotated[str, typer.Argument(help="paper id (see `dpverify lis
 @app.command()
 def report(out: OutOpt = DEFAULT_OUT) -> None:
     """Re-render index.html and the Markdown reports from OUT/summary.json (no recomputation)."""
-    from reproductions.report import render_reports
+    from dpverify.reproductions.report import render_reports
 
     for path in render_reports(out):
         typer.echo(str(path))
-
-
-BENCHMARK_MODULES = {  # paper id -> module with run_benchmarks(*, replicas, iterations, echo)
-    "zcdp-nfl": "reproductions.bench",
-    "dp-recal": "reproductions.bench_dp_recal",
-    "dpdo-nc": "reproductions.bench_dpdo_nc",
-    "wang-basar": "reproductions.bench_wang_basar",
-}
 
 
 @app.command()
@@ -212,15 +212,16 @@ def bench(paper: PaperArg = None,
     """Measure speed: each paper's batched algorithm against a straightforward per-agent Python loop
     (the same numbers, checked), in iterations/s and as a speed-up against the issue's target; and the
     auditor's tightness (Laplace, eps = 1: eps_lb at 1e4/1e5/1e6 samples), speed and memory."""
-    import importlib
+    from dpverify.reproductions.bench_audit import run_audit_benchmarks
 
-    from reproductions.bench_audit import run_audit_benchmarks
-
-    for paper_id in [paper] if paper else list(BENCHMARK_MODULES):
-        if paper_id not in BENCHMARK_MODULES:
-            raise DpverifyError(f"no benchmark for paper {paper_id!r}; benchmarks exist for: {', '.join(BENCHMARK_MODULES)}")
-        module = importlib.import_module(BENCHMARK_MODULES[paper_id])
-        module.run_benchmarks(replicas=replicas, iterations=iterations, echo=typer.echo)
+    benchmarks = {p: room_module("reproductions", p, "bench") for p in ([paper] if paper else paper_ids())}
+    missing = [p for p, module in benchmarks.items() if module is None]
+    if paper and missing:
+        with_bench = [p for p in paper_ids() if room_module("reproductions", p, "bench") is not None]
+        raise DpverifyError(f"no benchmark for paper {paper!r}; benchmarks exist for: {', '.join(with_bench)}")
+    for module in benchmarks.values():
+        if module is not None:
+            module.run_benchmarks(replicas=replicas, iterations=iterations, echo=typer.echo)
     if audit:
         run_audit_benchmarks(echo=typer.echo)
 

@@ -40,8 +40,12 @@ from pathlib import Path
 
 import numpy as np
 
-from algorithms.errors import DpverifyError, InvalidDataError, InvalidParameterError
-from algorithms.problems import LocalData
+from dpverify.algorithms.core.errors import (
+    DpverifyError,
+    InvalidDataError,
+    InvalidParameterError,
+)
+from dpverify.algorithms.core.problems import LocalData
 
 DATA_ENV = "DPVERIFY_DATA"
 CHECKSUM_FILE = "SHA256SUMS"

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import importlib
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -10,16 +9,12 @@ from typing import Any
 
 import pandas as pd
 
-from algorithms.errors import DpverifyError
-from reproductions.params import ExperimentConfig, load_experiment
-from reproductions.report import jsonable, save_figure
-from reproductions.runner import Runner, environment_provenance, write_parquet
-from theory.execution import Task
-
-EXPERIMENT_MODULES = {"zcdp-nfl": "reproductions.zcdp_nfl",
-                      "dp-recal": "reproductions.dp_recal",
-                      "dpdo-nc": "reproductions.dpdo_nc",
-                      "wang-basar": "reproductions.wang_basar"}
+from dpverify.algorithms.core.errors import DpverifyError
+from dpverify.reproductions.params import ExperimentConfig, load_experiment
+from dpverify.reproductions.report import jsonable, save_figure
+from dpverify.reproductions.runner import Runner, environment_provenance, write_parquet
+from dpverify.theory.execution import Task
+from dpverify.theory.papers import room_module
 
 
 class UnknownExperimentError(DpverifyError, KeyError):
@@ -55,9 +50,9 @@ class ExperimentRun:
 
 
 def experiments_of(paper_id: str) -> list[Experiment]:
-    if paper_id not in EXPERIMENT_MODULES:
-        return []
-    return list(importlib.import_module(EXPERIMENT_MODULES[paper_id]).EXPERIMENTS)
+    """The paper's experiments: `EXPERIMENTS` of `reproductions/<room>/experiments.py`, if it has one."""
+    module = room_module("reproductions", paper_id, "experiments")
+    return list(module.EXPERIMENTS) if module is not None else []
 
 
 def find_experiment(paper_id: str, experiment_id: str) -> Experiment:

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from algorithms.errors import InvalidParameterError
+from dpverify.algorithms.core.errors import InvalidParameterError
 
 PROFILES = ("quick", "paper")
 

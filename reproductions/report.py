@@ -18,7 +18,7 @@ from typing import Any
 
 import numpy as np
 
-from theory.claims import ClaimResult, Paper, Verdict
+from dpverify.theory.claims import ClaimResult, Paper, Verdict
 
 VERDICT_ORDER = [Verdict.REFUTED, Verdict.INCONCLUSIVE, Verdict.NOT_RUN, Verdict.CONFIRMED]
 VERDICT_COLOURS = {"confirmed": "#1a7f37", "refuted": "#cf222e", "inconclusive": "#9a6700", "not-run": "#6e7781"}
@@ -65,7 +65,9 @@ def claim_record(result: ClaimResult, figures_dir: Path) -> dict[str, Any]:
             figure = save_figure(check.evidence.figure, figures_dir / f"{slug}.png")
         checks.append({"name": check.check, "method": str(check.method), "verdict": str(check.verdict),
                        "summary": check.evidence.summary, "values": jsonable(dict(check.evidence.values)),
-                       "seconds": round(check.seconds, 3), "figure": figure})
+                       "seconds": round(check.seconds, 3), "figure": figure,
+                       "rule": check.rule.as_record() if check.rule is not None else None,
+                       "paper": check.paper, "parameters": jsonable(dict(check.parameters))})
     return {"id": claim.id, "kind": claim.kind, "seed_line": claim.seed_line, "title": claim.title,
             "statement": claim.statement, "verdict": str(result.verdict),
             "not_run_reason": claim.not_run_reason if not result.results else "", "checks": checks}
@@ -169,6 +171,8 @@ def render_markdown(record: dict[str, Any]) -> str:
         for check in claim["checks"]:
             out += [f"- **{check['name']}** ({check['method']}, {check['seconds']} s): {check['verdict']} — "
                     f"{check['summary']}"]
+            if check.get("rule"):
+                out.append(f"    - rule `{check['rule']['name']}`: {check['rule']['sentence']}")
             for key, value in check["values"].items():
                 out.append(f"    - `{key}` = {json.dumps(value) if not isinstance(value, str) else value}")
             if check["figure"]:
@@ -226,8 +230,10 @@ def _render_paper_html(record: dict[str, Any], out_dir: Path) -> str:
             values = "".join(f"<tr><td><code>{e(k)}</code></td><td><code>{e(json.dumps(v))}</code></td></tr>"
                              for k, v in check["values"].items())
             image = _image(out_dir, check["figure"]) if check["figure"] else ""
+            rule = (f"<br><i>rule {e(check['rule']['name'])}:</i> {e(check['rule']['sentence'])}"
+                    if check.get("rule") else "")
             details.append(f"<details><summary>{_badge(check['verdict'])} <b>{e(check['name'])}</b> "
-                           f"({e(check['method'])}): {e(check['summary'])}</summary>"
+                           f"({e(check['method'])}): {e(check['summary'])}{rule}</summary>"
                            f"<table>{values}</table>{image}</details>")
         evidence = "".join(details) or f"<i>not run:</i> {e(claim['not_run_reason'])}"
         parts.append(f"<tr><td><code>{e(claim['id'])}</code></td><td>{e(claim['seed_line'])}</td>"
@@ -275,7 +281,7 @@ def render_reports(out_dir: Path) -> list[Path]:
     """(Re-)render index.html and one Markdown file per paper from OUT/summary.json."""
     summary_path = out_dir / "summary.json"
     if not summary_path.exists():
-        from algorithms.errors import DpverifyError
+        from dpverify.algorithms.core.errors import DpverifyError
 
         raise DpverifyError(f"no {summary_path} to render; run `dpverify reproduce` or `dpverify check` first")
     summary = json.loads(summary_path.read_text())

@@ -4,7 +4,7 @@ Every task result is a pandas DataFrame stored as one Parquet file named by the 
 hash (key, function, parameters, root seed) and the digest of the code, written atomically as soon as the task finishes. A
 rerun recomputes nothing; an interrupted run resumes where it stopped; a corrupt or partial entry
 is moved aside (never silently reused, never deleted) and recomputed. Seeds come from the task key
-(theory.execution.task_seed_sequence), so the numbers do not depend on the back end or on --jobs.
+(dpverify.theory.execution.task_seed_sequence), so the numbers do not depend on the back end or on --jobs.
 """
 
 from __future__ import annotations
@@ -28,9 +28,9 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 from tqdm.auto import tqdm
 
-from algorithms.errors import DpverifyError
-from reproductions.threads import limit_blas_threads
-from theory.execution import Task, run_task, task_seed_sequence
+from dpverify.algorithms.core.errors import DpverifyError
+from dpverify.reproductions.threads import limit_blas_threads
+from dpverify.theory.execution import Task, run_task, task_seed_sequence
 
 log = logging.getLogger("dpverify.runner")
 
@@ -69,12 +69,12 @@ def environment_provenance() -> dict[str, str]:
 def code_digest() -> str:
     """A digest of the installed source of the three packages: a cached result is reused only by the
     code that computed it (a new commit or an uncommitted edit recomputes, never reuses stale numbers)."""
-    import algorithms
-    import reproductions
-    import theory
+    import dpverify.algorithms
+    import dpverify.reproductions
+    import dpverify.theory
 
     digest = hashlib.sha256()
-    for package in (algorithms, theory, reproductions):
+    for package in (dpverify.algorithms, dpverify.theory, dpverify.reproductions):
         root = Path(package.__file__).parent
         for source in sorted(root.rglob("*.py")):
             digest.update(str(source.relative_to(root.parent)).encode())
@@ -157,7 +157,7 @@ def _run_indexed(index: int, task: Task, root_seed: int) -> tuple[int, pd.DataFr
 
 @dataclass
 class Runner:
-    """A map-like executor for theory.execution.CheckContext and for experiments."""
+    """A map-like executor for dpverify.theory.execution.CheckContext and for experiments."""
 
     cache_directory: Path | None = None
     jobs: int = 1

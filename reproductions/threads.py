@@ -12,7 +12,7 @@ import os
 
 from threadpoolctl import threadpool_limits
 
-from algorithms.errors import InvalidParameterError
+from dpverify.algorithms.core.errors import InvalidParameterError
 
 BLAS_THREADS_ENV = "DPVERIFY_BLAS_THREADS"
 DEFAULT_BLAS_THREADS = 1

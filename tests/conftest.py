@@ -2,7 +2,7 @@
 
 import pytest
 
-from reproductions.threads import limit_blas_threads
+from dpverify.reproductions.threads import limit_blas_threads
 
 
 @pytest.fixture(autouse=True, scope="session")

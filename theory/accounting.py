@@ -26,7 +26,7 @@ from collections.abc import Sequence
 import numpy as np
 from scipy import optimize, stats
 
-from algorithms.errors import InvalidParameterError
+from dpverify.algorithms.core.errors import InvalidParameterError
 
 __all__ = [
     "gaussian_zcdp",
@@ -362,7 +362,7 @@ def dynamic_zcdp_total(phi1, tau, horizon, method: str = "sum"):
     method="closed-form": the Corollary's expression phi^(1) (1 - tau^T) / (tau^(T-1) - tau^T)
     # seeds/004 Corollary L136 (= App. C L375). Both agree for every T >= 1 (geometric series);
     App. C L371-L375 labels this closed form sum_{0<n<T}, i.e. T-1 terms, which it is not (see
-    theory.papers.zcdp_nfl_symbolic.check_appendix_c_sum).
+    dpverify.theory.zcdp_nfl.symbolic.check_appendix_c_sum).
     """
     source = "the dynamic zCDP total, seeds/004 Corollary L136"
     phi1 = _nonnegative("phi1", phi1, source)

@@ -14,15 +14,9 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from algorithms.errors import DpverifyError
-from theory.execution import CheckContext
-
-
-class Verdict(enum.StrEnum):
-    CONFIRMED = "confirmed"
-    REFUTED = "refuted"
-    INCONCLUSIVE = "inconclusive"
-    NOT_RUN = "not-run"
+from dpverify.algorithms.core.errors import DpverifyError
+from dpverify.theory.execution import CheckContext
+from dpverify.theory.rules import Rule, Verdict
 
 
 class Method(enum.StrEnum):
@@ -45,30 +39,68 @@ class Evidence:
 
 
 @dataclass(frozen=True)
+class Measurement:
+    """What a check measured, before any decision: one line computed from the numbers, the numbers
+    (the keys its rule reads, with their uncertainty), what the paper states, the parameters used
+    with their provenance (name -> {"value", "source", "note"}), and optionally a figure."""
+
+    summary: str
+    values: Mapping[str, Any] = field(default_factory=dict)
+    paper: str = ""
+    parameters: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
+    figure: Any = None
+
+
+@dataclass(frozen=True)
 class CheckResult:
     check: str
     method: Method
     verdict: Verdict
     evidence: Evidence
     seconds: float = 0.0
+    rule: Rule | None = None
+    paper: str = ""
+    parameters: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
 class Check:
-    """A named procedure that decides (part of) a claim. `run(context)` returns (verdict, evidence)."""
+    """A named procedure that measures (part of) a claim; its rule decides.
+
+    `run(context)` returns a Measurement, which `rule` turns into the verdict. `needs` names the
+    experiments the check reads from `context.experiments` (an entry that is a tuple needs any one of
+    them): when one was not reproduced in this run, the harness reports not-run with the reason and
+    does not call `run`. (Checks not yet moved to a rule return `(verdict, evidence)` themselves and
+    declare no rule.)
+    """
 
     name: str
     method: Method
-    run: Callable[[CheckContext], tuple[Verdict, Evidence]]
+    run: Callable[[CheckContext], Measurement | tuple[Verdict, Evidence]]
     description: str = ""
+    rule: Rule | None = None
+    needs: tuple[str | tuple[str, ...], ...] = ()
 
     def execute(self, context: CheckContext) -> CheckResult:
         started = time.perf_counter()
+        missing = [need if isinstance(need, str) else " or ".join(need) for need in self.needs
+                   if not any(e in context.experiments for e in ((need,) if isinstance(need, str) else need))]
+        if missing:
+            reason = f"{', '.join(missing)} not reproduced in this run (`dpverify reproduce` checks it)"
+            return CheckResult(self.name, self.method, Verdict.NOT_RUN, Evidence(reason), 0.0, self.rule)
         try:
-            verdict, evidence = self.run(context)
+            outcome = self.run(context)
+            if isinstance(outcome, Measurement):
+                if self.rule is None:
+                    raise TypeError("the check returned a measurement but declares no rule")
+                verdict, evidence = self.rule.decide(outcome), Evidence(outcome.summary, outcome.values, outcome.figure)
+            else:
+                verdict, evidence = outcome
+                outcome = Measurement(evidence.summary)
         except Exception as error:  # a crashing check is a harness error, reported, never a verdict
             raise CheckCrashed(f"check {self.name!r} crashed: {error}\n{traceback.format_exc()}") from error
-        return CheckResult(self.name, self.method, Verdict(verdict), evidence, time.perf_counter() - started)
+        return CheckResult(self.name, self.method, Verdict(verdict), evidence, time.perf_counter() - started,
+                           self.rule, outcome.paper, outcome.parameters)
 
 
 class CheckCrashed(RuntimeError):

@@ -2,7 +2,7 @@
 
 theory/ knows nothing about files, caches or parallel back ends. A check that needs many
 simulations describes them as `Task`s and hands them to `context.run_tasks`, a map-like executor
-supplied from above (reproductions.runner adds processes, Dask and a content-hash cache). The
+supplied from above (dpverify.reproductions.runner adds processes, Dask and a content-hash cache). The
 default executor runs them here, serially, with the same seeding, so a check gives the same
 numbers whichever executor runs it.
 """

@@ -60,7 +60,7 @@ import numpy as np
 import scipy.linalg
 from scipy.optimize import lsq_linear
 
-from algorithms.errors import InvalidDataError, InvalidParameterError
+from dpverify.algorithms.core.errors import InvalidDataError, InvalidParameterError
 
 LOSSES = ("squared", "absolute")
 REGULARIZERS = ("none", "l2", "elastic_net")

@@ -1,6 +1,2 @@
-"""DP-RECAL (seeds/001, v1; seeds/000, v0): figures, tables and attack experiments."""
-
-from reproductions.dp_recal import attacks, curves, tables, v0
-
-EXPERIMENTS = (list(curves.EXPERIMENTS) + list(tables.EXPERIMENTS) + list(attacks.ATTACK_EXPERIMENTS)
-               + list(v0.V0_EXPERIMENTS))
+"""DP-RECAL (seeds/001 (v1), seeds/000 (v0)): `experiments.py` (one experiment per figure or table, parameters in the
+TOML files here) and `bench.py`. Imports the floors below and this room."""

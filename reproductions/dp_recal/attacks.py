@@ -23,18 +23,33 @@ import networkx as nx  # noqa: E402
 import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 
-from algorithms.composite import CompositeProblem  # noqa: E402
-from algorithms.dp_recal import (RecalParams, RelayNoise, lemma5_sensitivity, paper_beta, run_recal,  # noqa: E402
-                                 sigma1_for_budget)
-from algorithms.gradient_attacks import run_attack  # noqa: E402
-from algorithms.gradient_inversion import (first_activations, infer_gradients, infer_gradients_from_x, mse,  # noqa: E402
-                                           psnr)
-from algorithms.network import Network  # noqa: E402
-from algorithms.problems import LocalData  # noqa: E402
-from reproductions.datasets import DatasetNotAvailableError, load_dataset, split_over_agents  # noqa: E402
-from reproductions.experiments import Experiment, FigureOutput  # noqa: E402
-from reproductions.params import ExperimentConfig  # noqa: E402
-from theory.execution import Task  # noqa: E402
+from dpverify.algorithms.core.network import Network  # noqa: E402
+from dpverify.algorithms.core.problems import LocalData  # noqa: E402
+from dpverify.algorithms.dp_recal.algorithm import (  # noqa: E402
+    RecalParams,
+    RelayNoise,
+    lemma5_sensitivity,
+    paper_beta,
+    run_recal,
+    sigma1_for_budget,
+)
+from dpverify.algorithms.dp_recal.composite import CompositeProblem  # noqa: E402
+from dpverify.algorithms.dp_recal.gradient_attacks import run_attack  # noqa: E402
+from dpverify.algorithms.dp_recal.gradient_inversion import (  # noqa: E402
+    first_activations,
+    infer_gradients,
+    infer_gradients_from_x,
+    mse,
+    psnr,
+)
+from dpverify.reproductions.datasets import (  # noqa: E402
+    DatasetNotAvailableError,
+    load_dataset,
+    split_over_agents,
+)
+from dpverify.reproductions.experiments import Experiment, FigureOutput  # noqa: E402
+from dpverify.reproductions.params import ExperimentConfig  # noqa: E402
+from dpverify.theory.execution import Task  # noqa: E402
 
 HERE = Path(__file__).parent
 IMAGE_SHAPES = {"mnist": (28, 28), "fashion-mnist": (28, 28), "cifar10": None}  # CIFAR-10 is 32x32x3: no 2-D TV

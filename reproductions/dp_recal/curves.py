@@ -22,17 +22,29 @@ import networkx as nx  # noqa: E402
 import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 
-from algorithms.baselines.dp_common import gradient_change  # noqa: E402
-from algorithms.composite import CompositeProblem, accuracy  # noqa: E402
-from algorithms.dp_recal import (RecalParams, RelayNoise, RelayRun, lemma5_sensitivity, paper_beta,  # noqa: E402
-                                 run_recal, sigma1_for_budget)
-from algorithms.network import Network  # noqa: E402
-from algorithms.problems import LocalData  # noqa: E402
-from reproductions.datasets import DATA_ENV, DatasetNotAvailableError, load_dataset, split_over_agents  # noqa: E402
-from reproductions.experiments import Experiment, FigureOutput  # noqa: E402
-from reproductions.params import ExperimentConfig  # noqa: E402
-from theory.composite_ground_truth import solve_composite  # noqa: E402
-from theory.execution import Task  # noqa: E402
+from dpverify.algorithms.core.network import Network  # noqa: E402
+from dpverify.algorithms.core.problems import LocalData  # noqa: E402
+from dpverify.algorithms.dp_recal.algorithm import (  # noqa: E402
+    RecalParams,
+    RelayNoise,
+    RelayRun,
+    lemma5_sensitivity,
+    paper_beta,
+    run_recal,
+    sigma1_for_budget,
+)
+from dpverify.algorithms.dp_recal.baselines.dp_common import gradient_change  # noqa: E402
+from dpverify.algorithms.dp_recal.composite import CompositeProblem, accuracy  # noqa: E402
+from dpverify.reproductions.datasets import (  # noqa: E402
+    DATA_ENV,
+    DatasetNotAvailableError,
+    load_dataset,
+    split_over_agents,
+)
+from dpverify.reproductions.experiments import Experiment, FigureOutput  # noqa: E402
+from dpverify.reproductions.params import ExperimentConfig  # noqa: E402
+from dpverify.theory.dp_recal.composite_ground_truth import solve_composite  # noqa: E402
+from dpverify.theory.execution import Task  # noqa: E402
 
 HERE = Path(__file__).parent
 NUM_AGENTS = 8           # v1:L552
@@ -48,7 +60,7 @@ GRAPHS = {"ring": nx.cycle_graph, "complete": nx.complete_graph}   # v1:L552 rin
 def _label(algorithm: str) -> str:
     if algorithm in LABELS:
         return LABELS[algorithm]
-    from algorithms.baselines.dp_recal_comparison import DISPLAY_NAMES
+    from dpverify.algorithms.dp_recal.baselines.comparison import DISPLAY_NAMES
     return DISPLAY_NAMES.get(algorithm, algorithm)
 
 
@@ -134,7 +146,7 @@ def simulate_dataset(rng: np.random.Generator, *, dataset: str, loss: str, lasso
                                     history, truth, data, x1, run.messages, run.plf,
                                     time.perf_counter() - started, settings, time.process_time() - cpu_started, graph))
             else:
-                from algorithms.baselines.dp_recal_comparison import COMPARED
+                from dpverify.algorithms.dp_recal.baselines.comparison import COMPARED
                 summary = COMPARED[algorithm](problem, data, network, epsilon=epsilon, delta=delta, plf=plf, decay=decay,
                                               clip=clip, replicas=replicas, rng=run_rng, x1=x1)
                 points = _grid(summary.x_history.shape[0])

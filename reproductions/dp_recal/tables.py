@@ -1,7 +1,7 @@
 """Tables IV (linear regression) and V (logistic regression) of DP-RECAL (seeds/001 v1:L566-L597, L954-L986):
 communication, CPU time, relative error and accuracy of the private algorithms at eps = 12 on an 8-agent ring.
 
-Rows exactly as printed (theory.papers.dp_recal_tables.ROWS, v1:L586-L594 = L978-L986):
+Rows exactly as printed (dpverify.theory.dp_recal.tables.ROWS, v1:L586-L594 = L978-L986):
   r = l1, the printed objective + 1/2||x||^2 + 1/2||x||_1 (v1:L556, L948): DP-ADMM [13] decaying PLF 2000; DP-NIDS
       [28], DP-EXTRA [27], DP-ADMM [12], DP-RWADMM [30], DP-RECAL fixed PLF 300 (spec §5.4, `nids_row` "fixed_300");
   r = 0 (v1:L568 "default the regular term r = 0 ... for DP-MRADMM"): DP-MRADMM [17] decaying PLF 2000 and fixed
@@ -30,18 +30,27 @@ import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 from threadpoolctl import threadpool_limits  # noqa: E402
 
-from algorithms.baselines.dp_recal_comparison import COMPARED, DISPLAY_NAMES  # noqa: E402
-from algorithms.composite import CompositeProblem, accuracy  # noqa: E402
-from algorithms.errors import InvalidParameterError  # noqa: E402
-from algorithms.network import Network  # noqa: E402
-from algorithms.problems import LocalData  # noqa: E402
-from reproductions.datasets import DatasetNotAvailableError, load_dataset, split_over_agents  # noqa: E402
-from reproductions.dp_recal.curves import INIT_SCALE, NUM_AGENTS, SPLIT_SEED, relay_run  # noqa: E402
-from reproductions.experiments import Experiment, FigureOutput  # noqa: E402
-from reproductions.params import ExperimentConfig  # noqa: E402
-from theory.composite_ground_truth import solve_composite  # noqa: E402
-from theory.execution import Task  # noqa: E402
-from theory.papers.dp_recal_tables import ROWS, TABLES, comparison_table  # noqa: E402
+from dpverify.algorithms.core.errors import InvalidParameterError  # noqa: E402
+from dpverify.algorithms.core.network import Network  # noqa: E402
+from dpverify.algorithms.core.problems import LocalData  # noqa: E402
+from dpverify.algorithms.dp_recal.baselines.comparison import COMPARED, DISPLAY_NAMES  # noqa: E402
+from dpverify.algorithms.dp_recal.composite import CompositeProblem, accuracy  # noqa: E402
+from dpverify.reproductions.datasets import (  # noqa: E402
+    DatasetNotAvailableError,
+    load_dataset,
+    split_over_agents,
+)
+from dpverify.reproductions.dp_recal.curves import (  # noqa: E402
+    INIT_SCALE,
+    NUM_AGENTS,
+    SPLIT_SEED,
+    relay_run,
+)
+from dpverify.reproductions.experiments import Experiment, FigureOutput  # noqa: E402
+from dpverify.reproductions.params import ExperimentConfig  # noqa: E402
+from dpverify.theory.dp_recal.composite_ground_truth import solve_composite  # noqa: E402
+from dpverify.theory.dp_recal.tables import ROWS, TABLES, comparison_table  # noqa: E402
+from dpverify.theory.execution import Task  # noqa: E402
 
 HERE = Path(__file__).parent
 CLIP_AT_X_STAR = "no-bind-at-x*"  # the `clip` rule: the largest per-sample gradient norm at x*, rounded up

@@ -1,4 +1,4 @@
-"""Tune the stepsize / penalty rules of the DP-RECAL baselines (algorithms/baselines/dp_*.py) on the
+"""Tune the stepsize / penalty rules of the DP-RECAL baselines (algorithms/dp_recal/baselines/dp_*.py) on the
 NON-private problem (spec §6: "tune ... for fastest convergence, then freeze").
 
 Instance shaped like seeds/001 Sec. VII: 8-agent ring, features U[0, 1], labels +-1, ridge 0.5 and a
@@ -15,12 +15,20 @@ import sys
 import networkx as nx
 import numpy as np
 
-from algorithms.baselines import dp_admm_huang, dp_admm_zhang, dp_extra, dp_ic_admm, dp_mradmm, dp_nids, dp_rwadmm
-from algorithms.baselines.dp_common import smoothness
-from algorithms.composite import CompositeProblem
-from algorithms.network import Network
-from algorithms.problems import LocalData
-from theory.composite_ground_truth import solve_composite
+from dpverify.algorithms.core.network import Network
+from dpverify.algorithms.core.problems import LocalData
+from dpverify.algorithms.dp_recal.baselines import (
+    dp_admm_huang,
+    dp_admm_zhang,
+    dp_extra,
+    dp_ic_admm,
+    dp_mradmm,
+    dp_nids,
+    dp_rwadmm,
+)
+from dpverify.algorithms.dp_recal.baselines.dp_common import smoothness
+from dpverify.algorithms.dp_recal.composite import CompositeProblem
+from dpverify.theory.dp_recal.composite_ground_truth import solve_composite
 
 TARGET = 1e-8
 PLF = 400
@@ -67,7 +75,7 @@ def tune(data, network):
 
 
 def check_ijcnn1():
-    from reproductions.datasets import load_dataset, split_over_agents
+    from dpverify.reproductions.datasets import load_dataset, split_over_agents
     data = split_over_agents(load_dataset("ijcnn1"), 8, rng=0, shuffle=True)
     network = Network.from_networkx(nx.cycle_graph(8))
     for key, (module, _, lasso) in CANDIDATES.items():

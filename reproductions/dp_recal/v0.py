@@ -20,11 +20,11 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from reproductions.dp_recal import curves
-from reproductions.experiments import Experiment, FigureOutput
-from reproductions.params import ExperimentConfig
-from theory.execution import Task
-from theory.papers.dp_recal_v0 import cases
+from dpverify.reproductions.dp_recal import curves
+from dpverify.reproductions.experiments import Experiment, FigureOutput
+from dpverify.reproductions.params import ExperimentConfig
+from dpverify.theory.dp_recal.v0 import cases
+from dpverify.theory.execution import Task
 
 HERE = Path(__file__).parent
 SHARED_RUNS = {"v0-table-5": "v0-figure-4"}   # experiment -> the experiment whose task keys it reuses

@@ -2,18 +2,21 @@ import networkx as nx
 import numpy as np
 import pytest
 
-from algorithms.baselines.p_admm import (
+from dpverify.algorithms.core.errors import InvalidParameterError
+from dpverify.algorithms.core.network import Network, metropolis_weights
+from dpverify.algorithms.core.problems import LocalData, Problem, ridge_solution
+from dpverify.algorithms.zcdp_nfl.algorithm import NoNoise, ZcdpSchedule
+from dpverify.algorithms.zcdp_nfl.baselines.p_admm import (
     IMPLEMENTATION,
     LinearDecayZcdpSchedule,
     PAdmmParams,
     p_admm_sensitivity,
     run_p_admm,
 )
-from algorithms.baselines.subgradient_nfl import SubgradientNflParams, run_subgradient_nfl
-from algorithms.errors import InvalidParameterError
-from algorithms.network import Network, metropolis_weights
-from algorithms.problems import LocalData, Problem, ridge_solution
-from algorithms.zcdp_nfl import NoNoise, ZcdpSchedule
+from dpverify.algorithms.zcdp_nfl.baselines.subgradient_nfl import (
+    SubgradientNflParams,
+    run_subgradient_nfl,
+)
 
 RIDGE = Problem("squared", "l2", 1.0)
 LAD = Problem("absolute", "none", 1.0)

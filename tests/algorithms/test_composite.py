@@ -6,9 +6,13 @@ import numpy as np
 import pytest
 from scipy.optimize import approx_fprime
 
-from algorithms.composite import ActiveGradients, CompositeProblem, accuracy
-from algorithms.errors import InvalidDataError, InvalidParameterError
-from algorithms.problems import LocalData
+from dpverify.algorithms.core.errors import InvalidDataError, InvalidParameterError
+from dpverify.algorithms.core.problems import LocalData
+from dpverify.algorithms.dp_recal.composite import (
+    ActiveGradients,
+    CompositeProblem,
+    accuracy,
+)
 
 
 def _data(seed=0, n=3, m=7, q=4):

@@ -1,4 +1,4 @@
-"""DP-IC-ADMM (algorithms/baselines/dp_ic_admm.py, reconstructed without its source): convergence to the
+"""DP-IC-ADMM (algorithms/dp_recal/baselines/dp_ic_admm.py, reconstructed without its source): convergence to the
 certified x*, each step solves the linearized subproblem it states (checked by its optimality condition),
 the sensitivity bounds a replace-one change, message counts in closed form, registration."""
 
@@ -6,12 +6,12 @@ import networkx as nx
 import numpy as np
 import pytest
 
-from algorithms.baselines import dp_common, dp_ic_admm
-from algorithms.baselines.dp_recal_comparison import COMPARED, DISPLAY_NAMES
-from algorithms.composite import CompositeProblem
-from algorithms.network import Network
-from algorithms.problems import LocalData
-from theory.composite_ground_truth import solve_composite
+from dpverify.algorithms.core.network import Network
+from dpverify.algorithms.core.problems import LocalData
+from dpverify.algorithms.dp_recal.baselines import dp_common, dp_ic_admm
+from dpverify.algorithms.dp_recal.baselines.comparison import COMPARED, DISPLAY_NAMES
+from dpverify.algorithms.dp_recal.composite import CompositeProblem
+from dpverify.theory.dp_recal.composite_ground_truth import solve_composite
 
 N, M, Q = 6, 12, 3
 

@@ -5,13 +5,20 @@ import networkx as nx
 import numpy as np
 import pytest
 
-from algorithms.composite import ActiveGradients, CompositeProblem
-from algorithms.dp_recal import (RecalParams, RelayNoise, checked_stepsizes, paper_beta, run_recal,
-                                 uniform_transition_matrix, validate_transition_matrix)
-from algorithms.errors import InvalidGraphError, InvalidParameterError
-from algorithms.network import Network
-from algorithms.problems import LocalData
-from theory.composite_ground_truth import solve_composite
+from dpverify.algorithms.core.errors import InvalidGraphError, InvalidParameterError
+from dpverify.algorithms.core.network import Network
+from dpverify.algorithms.core.problems import LocalData
+from dpverify.algorithms.dp_recal.algorithm import (
+    RecalParams,
+    RelayNoise,
+    checked_stepsizes,
+    paper_beta,
+    run_recal,
+    uniform_transition_matrix,
+    validate_transition_matrix,
+)
+from dpverify.algorithms.dp_recal.composite import ActiveGradients, CompositeProblem
+from dpverify.theory.dp_recal.composite_ground_truth import solve_composite
 
 N, M, Q = 5, 12, 3
 

@@ -1,4 +1,4 @@
-"""The private baselines of the DP-RECAL comparison (algorithms/baselines/dp_*.py): convergence to the
+"""The private baselines of the DP-RECAL comparison (algorithms/dp_recal/baselines/dp_*.py): convergence to the
 certified x*, PG-EXTRA and NIDS against a line-by-line transcription of spec §5.6, the noise schedule
 and its calibration, sensitivities, PLF and message counts, input errors."""
 
@@ -6,15 +6,27 @@ import networkx as nx
 import numpy as np
 import pytest
 
-from algorithms.baselines import (dp_admm_huang, dp_admm_zhang, dp_common, dp_extra, dp_ic_admm, dp_mradmm, dp_nids,
-                                  dp_rwadmm)
-from algorithms.baselines.dp_recal_comparison import COMPARED, DEFAULT_STEPSIZES, DISPLAY_NAMES
-from algorithms.composite import CompositeProblem
-from algorithms.dp_recal import sigma1_for_budget
-from algorithms.errors import InvalidParameterError
-from algorithms.network import Network
-from algorithms.problems import LocalData
-from theory.composite_ground_truth import solve_composite
+from dpverify.algorithms.core.errors import InvalidParameterError
+from dpverify.algorithms.core.network import Network
+from dpverify.algorithms.core.problems import LocalData
+from dpverify.algorithms.dp_recal.algorithm import sigma1_for_budget
+from dpverify.algorithms.dp_recal.baselines import (
+    dp_admm_huang,
+    dp_admm_zhang,
+    dp_common,
+    dp_extra,
+    dp_ic_admm,
+    dp_mradmm,
+    dp_nids,
+    dp_rwadmm,
+)
+from dpverify.algorithms.dp_recal.baselines.comparison import (
+    COMPARED,
+    DEFAULT_STEPSIZES,
+    DISPLAY_NAMES,
+)
+from dpverify.algorithms.dp_recal.composite import CompositeProblem
+from dpverify.theory.dp_recal.composite_ground_truth import solve_composite
 
 N, M, Q = 6, 12, 3
 EDGES = N  # ring

@@ -5,12 +5,31 @@ import cvxpy as cp
 import numpy as np
 import pytest
 
-from algorithms.dpdo_nc import (PAPER_MATRICES, DpdoNcParams, Schedule, localization_instance, paper_schedule, replay,
-                                run_dpdo_nc)
-from algorithms.errors import InvalidDataError, InvalidGraphError, InvalidParameterError
-from algorithms.mirror import Mahalanobis, SquaredEuclidean, entropic_remark_2, entropic_step
-from algorithms.projections import project_l1_ball, project_l1_ball_weighted
-from reproductions.bench_dpdo_nc import batched_rounds, loop_rounds
+from dpverify.algorithms.core.errors import (
+    InvalidDataError,
+    InvalidGraphError,
+    InvalidParameterError,
+)
+from dpverify.algorithms.core.mirror import (
+    Mahalanobis,
+    SquaredEuclidean,
+    entropic_remark_2,
+    entropic_step,
+)
+from dpverify.algorithms.core.projections import (
+    project_l1_ball,
+    project_l1_ball_weighted,
+)
+from dpverify.algorithms.dpdo_nc.algorithm import (
+    PAPER_MATRICES,
+    DpdoNcParams,
+    Schedule,
+    localization_instance,
+    paper_schedule,
+    replay,
+    run_dpdo_nc,
+)
+from dpverify.reproductions.dpdo_nc.bench import batched_rounds, loop_rounds
 
 THETA = 4.030198
 Q = np.array([[2.0, 0.5], [0.5, 1.0]])

@@ -6,14 +6,30 @@ import numpy as np
 import pytest
 from scipy.optimize import check_grad
 
-from algorithms.composite import CompositeProblem
-from algorithms.dp_recal import RecalParams, RelayNoise, paper_beta, run_recal
-from algorithms.errors import InvalidDataError, InvalidParameterError
-from algorithms.gradient_attacks import range_prior, run_attack, total_variation
-from algorithms.gradient_inversion import (first_activations, infer_gradients, infer_gradients_from_x, mse, psnr,
-                                           record_gradients, record_gradients_vjp)
-from algorithms.network import Network
-from algorithms.problems import LocalData
+from dpverify.algorithms.core.errors import InvalidDataError, InvalidParameterError
+from dpverify.algorithms.core.network import Network
+from dpverify.algorithms.core.problems import LocalData
+from dpverify.algorithms.dp_recal.algorithm import (
+    RecalParams,
+    RelayNoise,
+    paper_beta,
+    run_recal,
+)
+from dpverify.algorithms.dp_recal.composite import CompositeProblem
+from dpverify.algorithms.dp_recal.gradient_attacks import (
+    range_prior,
+    run_attack,
+    total_variation,
+)
+from dpverify.algorithms.dp_recal.gradient_inversion import (
+    first_activations,
+    infer_gradients,
+    infer_gradients_from_x,
+    mse,
+    psnr,
+    record_gradients,
+    record_gradients_vjp,
+)
 
 N, M, Q = 8, 6, 16
 

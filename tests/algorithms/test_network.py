@@ -2,8 +2,8 @@ import networkx as nx
 import numpy as np
 import pytest
 
-from algorithms.errors import InvalidGraphError
-from algorithms.network import (
+from dpverify.algorithms.core.errors import InvalidGraphError
+from dpverify.algorithms.core.network import (
     Network,
     metropolis_weights,
     paper_matrices,

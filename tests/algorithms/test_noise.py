@@ -2,8 +2,13 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from algorithms.errors import InvalidDataError, InvalidParameterError
-from algorithms.noise import PrivacyLedger, Release, gaussian_mechanism, laplace_mechanism
+from dpverify.algorithms.core.errors import InvalidDataError, InvalidParameterError
+from dpverify.algorithms.core.noise import (
+    PrivacyLedger,
+    Release,
+    gaussian_mechanism,
+    laplace_mechanism,
+)
 
 Z_999 = stats.norm.ppf(0.9995)  # two-sided 99.9% normal quantile
 

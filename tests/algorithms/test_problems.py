@@ -1,8 +1,8 @@
 import numpy as np
 import pytest
 
-from algorithms.errors import InvalidDataError, InvalidParameterError
-from algorithms.problems import (
+from dpverify.algorithms.core.errors import InvalidDataError, InvalidParameterError
+from dpverify.algorithms.core.problems import (
     LocalData,
     Problem,
     boyd_l1_weight,

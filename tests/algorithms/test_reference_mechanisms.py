@@ -1,4 +1,4 @@
-"""algorithms.reference_mechanisms: noise scales and transcript semantics against closed forms, and the
+"""dpverify.algorithms.core.reference_mechanisms: noise scales and transcript semantics against closed forms, and the
 auditor's verdict on every reference mechanism. Statistical assertions use fixed seeds; each states its
 level (KS and binomial checks at 99.9%: false-alarm rate 0.1% each for an arbitrary seed; audits at 95%)."""
 
@@ -8,9 +8,9 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from algorithms.errors import InvalidDataError, InvalidParameterError
-from algorithms.noise import PrivacyLedger
-from algorithms.reference_mechanisms import (
+from dpverify.algorithms.core.errors import InvalidDataError, InvalidParameterError
+from dpverify.algorithms.core.noise import PrivacyLedger
+from dpverify.algorithms.core.reference_mechanisms import (
     REFERENCE_MECHANISMS,
     SVT_QUERIES,
     adjacency,
@@ -32,7 +32,7 @@ from algorithms.reference_mechanisms import (
     svt_stoddard_2014,
     worst_case_neighbours,
 )
-from theory.audit import PrivacyClaim, audit
+from dpverify.theory.audit import PrivacyClaim, audit
 
 KS_LEVEL = 1e-3
 

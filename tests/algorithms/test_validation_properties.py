@@ -9,10 +9,23 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from algorithms.errors import InvalidDataError, InvalidGraphError, InvalidParameterError
-from algorithms.network import Network, metropolis_weights, validate_weight_matrix
-from algorithms.problems import LocalData, Problem
-from algorithms.zcdp_nfl import ClassicalGaussianSchedule, StepSchedule, ZcdpNflParams, ZcdpSchedule
+from dpverify.algorithms.core.errors import (
+    InvalidDataError,
+    InvalidGraphError,
+    InvalidParameterError,
+)
+from dpverify.algorithms.core.network import (
+    Network,
+    metropolis_weights,
+    validate_weight_matrix,
+)
+from dpverify.algorithms.core.problems import LocalData, Problem
+from dpverify.algorithms.zcdp_nfl.algorithm import (
+    ClassicalGaussianSchedule,
+    StepSchedule,
+    ZcdpNflParams,
+    ZcdpSchedule,
+)
 
 outside_unit = st.one_of(st.floats(max_value=0.0), st.floats(min_value=1.0), st.just(math.nan))
 non_positive = st.one_of(st.floats(max_value=0.0), st.just(math.nan), st.just(-math.inf))

@@ -3,10 +3,17 @@
 import numpy as np
 import pytest
 
-from algorithms.errors import InvalidGraphError, InvalidParameterError
-from algorithms.wang_basar import (SECTION_61_SCHEDULE, StepSchedule, WangBasarParams, consensus_contraction,
-                                   graph_weights, run, step)
-from algorithms.wang_basar_problems import Estimation
+from dpverify.algorithms.core.errors import InvalidGraphError, InvalidParameterError
+from dpverify.algorithms.wang_basar.algorithm import (
+    SECTION_61_SCHEDULE,
+    StepSchedule,
+    WangBasarParams,
+    consensus_contraction,
+    graph_weights,
+    run,
+    step,
+)
+from dpverify.algorithms.wang_basar.problems import Estimation
 
 
 def test_section_61_schedule_and_conditions():

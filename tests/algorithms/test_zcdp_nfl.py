@@ -5,17 +5,17 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from algorithms.errors import InvalidDataError, InvalidParameterError
-from algorithms.network import Network, paper_matrices
-from algorithms.problems import LocalData, Problem, ridge_solution
-from algorithms.zcdp_nfl import (
+from dpverify.algorithms.core.errors import InvalidDataError, InvalidParameterError
+from dpverify.algorithms.core.network import Network, paper_matrices
+from dpverify.algorithms.core.problems import LocalData, Problem, ridge_solution
+from dpverify.algorithms.zcdp_nfl.algorithm import (
     ClassicalGaussianSchedule,
     NoNoise,
     StepSchedule,
     ZcdpNflParams,
     ZcdpSchedule,
-    normalized_error,
     lemma1_sensitivity,
+    normalized_error,
     primal_update,
     run_zcdp_nfl,
     sensitivity_bound,

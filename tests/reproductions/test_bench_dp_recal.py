@@ -5,11 +5,21 @@ import networkx as nx
 import numpy as np
 import pytest
 
-from algorithms.composite import ActiveGradients, CompositeProblem
-from algorithms.dp_recal import RecalParams, RelayNoise, paper_beta, run_recal
-from algorithms.network import Network
-from algorithms.problems import LocalData
-from reproductions.bench_dp_recal import gram_gradient, loop_run, run_benchmarks, same_state
+from dpverify.algorithms.core.network import Network
+from dpverify.algorithms.core.problems import LocalData
+from dpverify.algorithms.dp_recal.algorithm import (
+    RecalParams,
+    RelayNoise,
+    paper_beta,
+    run_recal,
+)
+from dpverify.algorithms.dp_recal.composite import ActiveGradients, CompositeProblem
+from dpverify.reproductions.dp_recal.bench import (
+    gram_gradient,
+    loop_run,
+    run_benchmarks,
+    same_state,
+)
 
 N, M, Q = 4, 10, 6
 

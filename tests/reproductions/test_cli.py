@@ -5,16 +5,16 @@ import sys
 
 import pytest
 
-from reproductions import cli
+from dpverify.reproductions import cli
 
 
 def run_cli(*args, cwd=None):
-    return subprocess.run([sys.executable, "-m", "reproductions.cli", *args], capture_output=True, text=True,
+    return subprocess.run([sys.executable, "-m", "dpverify", *args], capture_output=True, text=True,
                           cwd=cwd, timeout=600)
 
 
 @pytest.mark.parametrize("args, expected", [
-    (["check", "no-such-paper"], "unknown paper 'no-such-paper'; known papers: zcdp-nfl"),
+    (["check", "no-such-paper"], "unknown paper 'no-such-paper'; known papers: dp-recal, dpdo-nc, wang-basar, zcdp-nfl"),
     (["check", "zcdp-nfl", "--claim", "lemma-99"], "unknown claim 'lemma-99' for paper 'zcdp-nfl'"),
     (["reproduce", "zcdp-nfl", "--figure", "figure-9"], "unknown figure/experiment 'figure-9'"),
     (["check", "--claim", "lemma-1"], "--claim needs a PAPER argument"),
@@ -45,7 +45,7 @@ def test_help_explains_commands():
 def test_list_shows_every_claim_with_its_line():
     result = run_cli("list", "zcdp-nfl")
     assert result.returncode == 0
-    from theory.papers import get_paper
+    from dpverify.theory.papers import get_paper
 
     for claim in get_paper("zcdp-nfl").claims:
         assert claim.id in result.stdout

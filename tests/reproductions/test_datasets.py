@@ -11,9 +11,9 @@ import struct
 import numpy as np
 import pytest
 
-from algorithms.errors import InvalidDataError, InvalidParameterError
-from reproductions import datasets
-from reproductions.datasets import (
+from dpverify.algorithms.core.errors import InvalidDataError, InvalidParameterError
+from dpverify.reproductions import datasets
+from dpverify.reproductions.datasets import (
     DATA_ENV,
     SHARED_DATA_DIR,
     ChecksumMismatchError,

@@ -3,10 +3,10 @@ and the statistics on it run."""
 
 import numpy as np
 
-from reproductions.experiments import experiments_of
-from theory.execution import run_task
-from theory.papers.dpdo_nc_figures import growth_exponent
-from theory.papers.dpdo_nc_setup import accumulators, plug_in_regret
+from dpverify.reproductions.experiments import experiments_of
+from dpverify.theory.dpdo_nc.figures import growth_exponent
+from dpverify.theory.dpdo_nc.instances import accumulators, plug_in_regret
+from dpverify.theory.execution import run_task
 
 
 def test_configs_have_provenance_and_small_run():

@@ -2,8 +2,8 @@
 
 import pytest
 
-from algorithms.errors import InvalidParameterError
-from reproductions.params import load_experiment
+from dpverify.algorithms.core.errors import InvalidParameterError
+from dpverify.reproductions.params import load_experiment
 
 GOOD = """
 [experiment]

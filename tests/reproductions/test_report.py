@@ -1,6 +1,11 @@
 """A figure's summary table (FigureOutput.table, e.g. printed numbers beside ours) reaches both reports."""
 
-from reproductions.report import TABLE_ROWS_SHOWN, figure_table, render_html, render_markdown
+from dpverify.reproductions.report import (
+    TABLE_ROWS_SHOWN,
+    figure_table,
+    render_html,
+    render_markdown,
+)
 
 
 def _record(table):

@@ -8,13 +8,13 @@ import sys
 import pyarrow.parquet as pq
 import pytest
 
-from theory.papers import get_paper
+from dpverify.theory.papers import get_paper
 
 VERDICTS = {"confirmed", "refuted", "inconclusive", "not-run"}
 
 
 def dpverify(*args):
-    return subprocess.run([sys.executable, "-m", "reproductions.cli", *args], capture_output=True, text=True,
+    return subprocess.run([sys.executable, "-m", "dpverify", *args], capture_output=True, text=True,
                           timeout=900)
 
 

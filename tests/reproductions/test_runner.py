@@ -7,8 +7,13 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from reproductions.runner import ResultCache, Runner, RunnerError, read_provenance
-from theory.execution import Task, serial_executor, task_seed_sequence
+from dpverify.reproductions.runner import (
+    ResultCache,
+    Runner,
+    RunnerError,
+    read_provenance,
+)
+from dpverify.theory.execution import Task, serial_executor, task_seed_sequence
 
 ROOT_SEED = 12345
 CALLS = []

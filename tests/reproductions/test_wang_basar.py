@@ -3,10 +3,14 @@
 import numpy as np
 import pytest
 
-from reproductions.bench_wang_basar import batched_iterations, loop_iterations, run_benchmarks
-from reproductions.experiments import experiments_of
-from algorithms.wang_basar import graph_weights
-from algorithms.wang_basar_problems import Estimation
+from dpverify.algorithms.wang_basar.algorithm import graph_weights
+from dpverify.algorithms.wang_basar.problems import Estimation
+from dpverify.reproductions.experiments import experiments_of
+from dpverify.reproductions.wang_basar.bench import (
+    batched_iterations,
+    loop_iterations,
+    run_benchmarks,
+)
 
 
 @pytest.mark.parametrize("profile", ["quick", "paper"])

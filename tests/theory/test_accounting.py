@@ -1,4 +1,4 @@
-"""theory.accounting: closed forms, validators, and cross-checks against dp_accounting (test-only).
+"""dpverify.theory.accounting: closed forms, validators, and cross-checks against dp_accounting (test-only).
 
 dp_accounting 0.6 is independent of dpverify; theory/ never imports it. Its RdpAccountant evaluates
 eps = r + log1p(-1/a) - log(delta a)/(a - 1) over a finite order list (compute_epsilon, Canonne,
@@ -9,18 +9,17 @@ import ast
 import math
 import pathlib
 
+import dp_accounting
 import numpy as np
 import pytest
 import sympy as sp
+from dp_accounting import pld, rdp
+from dp_accounting.pld import privacy_loss_mechanism
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-import dp_accounting
-from dp_accounting import pld, rdp
-from dp_accounting.pld import privacy_loss_mechanism
-
-from algorithms.errors import InvalidParameterError
-from theory import accounting as acc
+from dpverify.algorithms.core.errors import InvalidParameterError
+from dpverify.theory import accounting as acc
 
 NOISE_MULTIPLIERS = (0.8, 1.5, 3.0)
 

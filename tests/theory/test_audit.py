@@ -1,4 +1,4 @@
-"""theory.audit: numbers against closed forms; statistical assertions run with fixed seeds and state
+"""dpverify.theory.audit: numbers against closed forms; statistical assertions run with fixed seeds and state
 their level. The audit's own error rate (a false refutation) is at most 1 - confidence = 5% per audit
 for an arbitrary seed; the tightness assertions leave >= 5 standard errors of margin."""
 
@@ -8,20 +8,25 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from algorithms.errors import InvalidDataError, InvalidParameterError
-from algorithms.reference_mechanisms import gaussian_half_sensitivity, gaussian_sum, laplace_count, make_sampler
-from theory.accounting import gaussian_dp_delta
-from theory.audit import (
+from dpverify.algorithms.core.errors import InvalidDataError, InvalidParameterError
+from dpverify.algorithms.core.reference_mechanisms import (
+    gaussian_half_sensitivity,
+    gaussian_sum,
+    laplace_count,
+    make_sampler,
+)
+from dpverify.theory.accounting import gaussian_dp_delta
+from dpverify.theory.audit import (
     AuditResult,
     PrivacyClaim,
     audit,
+    bounds,
     gaussian_log_likelihood_ratio,
     laplace_log_likelihood_ratio,
     sensitivity_probe,
 )
-from theory.audit import bounds
-from theory.claims import Verdict
-from theory.stats import clopper_pearson
+from dpverify.theory.claims import Verdict
+from dpverify.theory.stats import clopper_pearson
 
 Z_975 = stats.norm.ppf(0.975)  # per-interval quantile of a 95% audit testing one event (union bound over 2)
 

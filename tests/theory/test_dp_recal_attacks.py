@@ -1,4 +1,4 @@
-"""The decision rules of the DP-RECAL attack claims (theory/papers/dp_recal_attacks.py) on results
+"""The decision rules of the DP-RECAL attack claims (theory/dp_recal/attacks.py) on results
 tables built here, so each threshold is exercised on both sides; and one end-to-end run of the
 x-leak claim on a real Figure 9 task."""
 
@@ -6,12 +6,12 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from reproductions.datasets import SHARED_DATA_DIR
-from reproductions.dp_recal.attacks import simulate_attack
-from theory.claims import Verdict
-from theory.execution import CheckContext
-from theory.papers import dp_recal_attacks as attacks
-from theory.papers.dp_recal import PAPER
+from dpverify.reproductions.datasets import SHARED_DATA_DIR
+from dpverify.reproductions.dp_recal.attacks import simulate_attack
+from dpverify.theory.claims import Verdict
+from dpverify.theory.dp_recal import attacks
+from dpverify.theory.dp_recal.claims import PAPER
+from dpverify.theory.execution import CheckContext
 
 
 def _table(mechanism: str, inference: str, psnr, psnr_other=None, dataset: str = "mnist", **columns) -> pd.DataFrame:

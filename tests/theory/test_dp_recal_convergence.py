@@ -4,17 +4,28 @@ import networkx as nx
 import numpy as np
 import pytest
 
-from algorithms.composite import CompositeProblem
-from algorithms.dp_recal import paper_beta, uniform_transition_matrix
-from algorithms.network import Network
-from algorithms.problems import LocalData
-from theory.claims import Verdict
-from theory.execution import CheckContext
-from theory.papers.dp_recal_activation import check_lemma1_formula, check_lemma2_conditional_expectation
-from theory.papers.dp_recal_convergence import check_stepsize_condition_symbolic
-from theory.papers.dp_recal_operators import (
-    Instance, all_active_step, lemma1_g, noise_vector, operator_matrices, select_blocks, stationary_distribution,
-    v0_stepsize_matrix, walk_marginals)
+from dpverify.algorithms.core.network import Network
+from dpverify.algorithms.core.problems import LocalData
+from dpverify.algorithms.dp_recal.algorithm import paper_beta, uniform_transition_matrix
+from dpverify.algorithms.dp_recal.composite import CompositeProblem
+from dpverify.theory.claims import Verdict
+from dpverify.theory.dp_recal.activation import (
+    check_lemma1_formula,
+    check_lemma2_conditional_expectation,
+)
+from dpverify.theory.dp_recal.convergence import check_stepsize_condition_symbolic
+from dpverify.theory.dp_recal.operators import (
+    Instance,
+    all_active_step,
+    lemma1_g,
+    noise_vector,
+    operator_matrices,
+    select_blocks,
+    stationary_distribution,
+    v0_stepsize_matrix,
+    walk_marginals,
+)
+from dpverify.theory.execution import CheckContext
 
 
 @pytest.fixture

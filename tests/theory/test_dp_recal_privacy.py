@@ -4,12 +4,17 @@ accounting library and the algorithm's own state."""
 import numpy as np
 import pytest
 
-from algorithms.dp_recal import geometric_total, sigma1_for_budget, theorem4_epsilon, zcdp_for_epsilon
-from theory.accounting import zcdp_to_dp
-from theory.claims import Verdict
-from theory.execution import CheckContext
-from theory.papers import dp_recal_privacy as privacy
-from theory.papers.dp_recal import PAPER
+from dpverify.algorithms.dp_recal.algorithm import (
+    geometric_total,
+    sigma1_for_budget,
+    theorem4_epsilon,
+    zcdp_for_epsilon,
+)
+from dpverify.theory.accounting import zcdp_to_dp
+from dpverify.theory.claims import Verdict
+from dpverify.theory.dp_recal import privacy
+from dpverify.theory.dp_recal.claims import PAPER
+from dpverify.theory.execution import CheckContext
 
 
 @pytest.mark.parametrize("epsilon, delta", [(1.0, 1e-3), (12.0, 1e-5), (0.1, 0.1)])

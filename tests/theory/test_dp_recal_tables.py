@@ -1,4 +1,4 @@
-"""Tables IV-V of DP-RECAL (theory/papers/dp_recal_tables.py, reproductions/dp_recal/tables.py): the printed
+"""Tables IV-V of DP-RECAL (theory/dp_recal/tables.py, reproductions/dp_recal/tables.py): the printed
 numbers against the seed text, the decision rules of the four claims on results tables built here (each rule on
 both sides), message counts of tiny runs against closed forms, the clipping rule, the rows and the switch."""
 
@@ -9,16 +9,21 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from algorithms.composite import CompositeProblem
-from algorithms.network import Network
-from algorithms.problems import LocalData
-from reproductions.datasets import PROJECT_ROOT, DatasetNotAvailableError, default_data_dir, load_dataset
-from reproductions.dp_recal import tables as reproduction
-from theory.claims import Verdict
-from theory.composite_ground_truth import solve_composite
-from theory.execution import CheckContext
-from theory.papers import dp_recal_tables as tables
-from theory.papers.dp_recal import PAPER
+from dpverify.algorithms.core.network import Network
+from dpverify.algorithms.core.problems import LocalData
+from dpverify.algorithms.dp_recal.composite import CompositeProblem
+from dpverify.reproductions.datasets import (
+    PROJECT_ROOT,
+    DatasetNotAvailableError,
+    default_data_dir,
+    load_dataset,
+)
+from dpverify.reproductions.dp_recal import tables as reproduction
+from dpverify.theory.claims import Verdict
+from dpverify.theory.dp_recal import tables
+from dpverify.theory.dp_recal.claims import PAPER
+from dpverify.theory.dp_recal.composite_ground_truth import solve_composite
+from dpverify.theory.execution import CheckContext
 
 SEED_NAME = "001_221ba79ca483a42d.txt"
 

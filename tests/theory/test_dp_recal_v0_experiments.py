@@ -1,4 +1,4 @@
-"""Decision rules of the v0 experiment claims (theory/papers/dp_recal_v0.py) on synthetic result tables
+"""Decision rules of the v0 experiment claims (theory/dp_recal/v0.py) on synthetic result tables
 shaped like reproductions/dp_recal/v0.py's: each rule confirms and refutes (or stays inconclusive) where
 its pre-registered criterion says so; missing experiments are not-run; graphs are never pooled."""
 
@@ -6,11 +6,10 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from theory.claims import Verdict, evaluate
-from theory.execution import CheckContext
-from theory.papers import dp_recal
-from theory.papers import dp_recal_figures as figures
-from theory.papers import dp_recal_v0 as v0
+from dpverify.theory.claims import Verdict, evaluate
+from dpverify.theory.dp_recal import claims as dp_recal
+from dpverify.theory.dp_recal import figures, v0
+from dpverify.theory.execution import CheckContext
 
 REPLICAS = 8   # one-sided exact Wilcoxon: p = 1/256 when every pair agrees (below 0.05/8 after Holm)
 V0_CLAIMS = [c for c in dp_recal.V0 if c.id.split("/", 1)[1] in (

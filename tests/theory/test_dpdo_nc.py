@@ -3,18 +3,23 @@
 import numpy as np
 import pytest
 
-from reproductions.experiments import experiments_of
-from theory.claims import Verdict
-from theory.execution import CheckContext
-from theory.papers import dpdo_nc_audit as audits
-from theory.papers import dpdo_nc_numerics as numerics
-from theory.papers import dpdo_nc_symbolic as symbolic
-from theory.papers import get_paper
+from dpverify.reproductions.experiments import experiments_of
+from dpverify.theory.claims import Verdict
+from dpverify.theory.dpdo_nc import audit as audits
+from dpverify.theory.dpdo_nc import numerics, symbolic
+from dpverify.theory.execution import CheckContext
+from dpverify.theory.papers import get_paper
 
 
 @pytest.fixture(scope="module")
 def context():
     return CheckContext(parameters={e.id: e.config("quick").values() for e in experiments_of("dpdo-nc")})
+
+
+def execute(function, context):
+    """Run the paper's check of `function` as declared in claims.py, so its rule decides the verdict."""
+    check = next(c for claim in get_paper("dpdo-nc").claims for c in claim.checks if c.run is function)
+    return check.execute(context)
 
 
 def test_every_claim_is_listed_with_an_id():
@@ -24,13 +29,15 @@ def test_every_claim_is_listed_with_an_id():
 
 
 def test_theorem_2_constants_miss_n_squared():
-    verdict, evidence = symbolic.check_theorem_2_constants(None)
+    result = execute(symbolic.check_theorem_2_constants, None)
+    verdict, evidence = result.verdict, result.evidence
     assert verdict == Verdict.REFUTED and evidence.values["ratios"]["eta"] == "N**2"
     assert all(v == "1" for k, v in evidence.values["ratios"].items() if k != "eta")
 
 
 def test_lemma_4_printed_telescoping_drops_last_term():
-    verdict, evidence = symbolic.check_lemma_4_telescoping(None)
+    result = execute(symbolic.check_lemma_4_telescoping, None)
+    verdict, evidence = result.verdict, result.evidence
     assert verdict == Verdict.REFUTED and all(v["with_t=T_term"] and not v["printed_identity"] for v in
                                               (evidence.values[f"T={h}"] for h in range(3, 7)))
 
@@ -43,7 +50,8 @@ def test_sensitivity_probe_finds_sqrt2_at_round_2(context):
 
 
 def test_laplace_norm_and_lemma_2(context):
-    verdict, evidence = numerics.check_laplace_norm(context)
+    result = execute(numerics.check_laplace_norm, context)
+    verdict, evidence = result.verdict, result.evidence
     # E||xi|| for two i.i.d. Lap(1): 1.623225... by quadrature, < sqrt(2d) = 2
     assert verdict == Verdict.REFUTED and evidence.values["expected_norm"] == pytest.approx(1.623225, abs=1e-6)
     c, lam = numerics.lemma_2_constants(context.parameters["figure-1"])
@@ -58,8 +66,8 @@ def test_round_audit_refutes_with_exact_sup_loss(context):
     original = audits.AUDIT_ROUNDS
     audits.AUDIT_ROUNDS = (2,)
     try:
-        verdict, evidence = audits.audit_rounds(small)
+        result = execute(audits.audit_rounds, small)
     finally:
         audits.AUDIT_ROUNDS = original
-    found = evidence.values["audits"]["eps=1, t=2"]
-    assert verdict == Verdict.REFUTED and 1.0 < found["eps_lb"] <= found["exact_loss_sup"] + 1e-9
+    found = result.evidence.values["audits"]["eps=1, t=2"]
+    assert result.verdict == Verdict.REFUTED and 1.0 < found["eps_lb"] <= found["exact_loss_sup"] + 1e-9

@@ -1,4 +1,4 @@
-"""theory.ground_truth: solutions are compared with closed forms and with independent solvers
+"""dpverify.theory.ground_truth: solutions are compared with closed forms and with independent solvers
 (normal equations, proximal gradient, an LP solved by HiGHS, the median), and the certificate's
 numbers are compared with independent computations of the same quantities."""
 
@@ -7,8 +7,8 @@ import numpy as np
 import pytest
 from scipy.optimize import linprog
 
-from algorithms.errors import InvalidDataError, InvalidParameterError
-from theory.ground_truth import (
+from dpverify.algorithms.core.errors import InvalidDataError, InvalidParameterError
+from dpverify.theory.ground_truth import (
     Certificate,
     GroundTruth,
     certify,
@@ -327,7 +327,7 @@ def test_bad_inputs_raise_specific_errors(instance):
         certify(features, targets, "squared", "l2", 1.0, np.zeros(3))
     with pytest.raises(InvalidParameterError):
         solve_regression(features, targets, "squared", "l2", 1.0).certified(0.0)
-    # both are ValueErrors, as promised by algorithms.errors
+    # both are ValueErrors, as promised by dpverify.algorithms.core.errors
     assert issubclass(InvalidDataError, ValueError) and issubclass(InvalidParameterError, ValueError)
 
 

@@ -1,4 +1,4 @@
-"""theory.stats: numbers against closed forms and independent computations; statistical assertions
+"""dpverify.theory.stats: numbers against closed forms and independent computations; statistical assertions
 run with a fixed seed and state their nominal level and the binomial tolerance used."""
 
 import math
@@ -7,8 +7,8 @@ import numpy as np
 import pytest
 import scipy.stats
 
-from algorithms.errors import InvalidDataError, InvalidParameterError
-from theory.stats import (
+from dpverify.algorithms.core.errors import InvalidDataError, InvalidParameterError
+from dpverify.theory.stats import (
     MannKendallResult,
     clopper_pearson,
     fit_rate_exponent,
@@ -380,3 +380,15 @@ def test_holm_validation():
         holm([0.1], alpha=0.0)
     with pytest.raises(InvalidDataError, match=r"\[0, 1\]"):
         holm_adjusted_p_values([-0.1])
+
+
+def test_holm_matches_statsmodels():
+    from statsmodels.stats.multitest import multipletests
+
+    rng = np.random.default_rng(11)
+    for size in (1, 2, 5, 40):
+        p_values = rng.uniform(0, 0.2, size=size) ** 2
+        p_values[: size // 3] = p_values[0]   # ties
+        reject, adjusted, _, _ = multipletests(p_values, alpha=0.05, method="holm")
+        assert np.allclose(holm_adjusted_p_values(p_values), adjusted, rtol=0, atol=1e-15)
+        assert holm(p_values, alpha=0.05).tolist() == reject.tolist()

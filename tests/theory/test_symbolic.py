@@ -1,11 +1,18 @@
-"""theory.symbolic: identities, inequalities and counterexamples, with the numbers they report."""
+"""dpverify.theory.symbolic: identities, inequalities and counterexamples, with the numbers they report."""
 
 import math
 
 import pytest
 import sympy as sp
 
-from theory.symbolic import COUNTEREXAMPLE, PROVED, UNPROVED, SymbolicResult, prove_identity, prove_inequality
+from dpverify.theory.symbolic import (
+    COUNTEREXAMPLE,
+    PROVED,
+    UNPROVED,
+    SymbolicResult,
+    prove_identity,
+    prove_inequality,
+)
 
 x, y = sp.symbols("x y", real=True)
 p = sp.Symbol("p", positive=True)

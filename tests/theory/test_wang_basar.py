@@ -4,12 +4,11 @@ import numpy as np
 import pytest
 from scipy import optimize
 
-from algorithms.wang_basar_problems import Estimation
-from theory.claims import Verdict
-from theory.execution import CheckContext
-from theory.papers import get_paper
-from theory.papers import wang_basar_privacy as privacy
-from theory.papers import wang_basar_symbolic as symbolic
+from dpverify.algorithms.wang_basar.problems import Estimation
+from dpverify.theory.claims import Verdict
+from dpverify.theory.execution import CheckContext
+from dpverify.theory.papers import get_paper
+from dpverify.theory.wang_basar import privacy, symbolic
 
 
 def test_stationary_points_match_scipy_roots():

@@ -7,13 +7,13 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from algorithms.errors import InvalidDataError
-from algorithms.zcdp_nfl import run_zcdp_nfl
-from reproductions.params import load_experiment
-from theory.audit import PrivacyClaim, audit
-from theory.claims import Verdict
-from theory.execution import CheckContext
-from theory.papers import zcdp_nfl_audit as audits
+from dpverify.algorithms.core.errors import InvalidDataError
+from dpverify.algorithms.zcdp_nfl.algorithm import run_zcdp_nfl
+from dpverify.reproductions.params import load_experiment
+from dpverify.theory.audit import PrivacyClaim, audit
+from dpverify.theory.claims import Verdict
+from dpverify.theory.execution import CheckContext
+from dpverify.theory.zcdp_nfl import audit as audits
 
 FIGURE_2 = Path(__file__).resolve().parents[2] / "reproductions" / "zcdp_nfl" / "figure_2_lad.toml"
 

@@ -1,7 +1,7 @@
-"""theory.papers.zcdp_nfl_bounds: the stacking/matrix helpers against hand values on a 3-node path
+"""dpverify.theory.zcdp_nfl.bounds: the stacking/matrix helpers against hand values on a 3-node path
 graph (P = 2), the terms of (18)-(19) against an explicit per-iteration loop with matrices built by
 hand (np.kron, scipy sqrtm), and the verdicts and key numbers of the checks on the experiments'
-quick instances (fixed root seed: the default of theory.execution)."""
+quick instances (fixed root seed: the default of dpverify.theory.execution)."""
 
 import math
 from pathlib import Path
@@ -10,15 +10,15 @@ import numpy as np
 import pytest
 from scipy.linalg import sqrtm
 
-from algorithms.errors import InvalidParameterError
-from algorithms.network import Network
-from algorithms.problems import LocalData, Problem
-from reproductions.params import load_experiment
-from theory.claims import Verdict
-from theory.execution import CheckContext
-from theory.ground_truth import solve_regression
-from theory.papers import zcdp_nfl_bounds as bounds
-from theory.papers.zcdp_nfl_setup import Instance, Settings
+from dpverify.algorithms.core.errors import InvalidParameterError
+from dpverify.algorithms.core.network import Network
+from dpverify.algorithms.core.problems import LocalData, Problem
+from dpverify.reproductions.params import load_experiment
+from dpverify.theory.claims import Verdict
+from dpverify.theory.execution import CheckContext
+from dpverify.theory.ground_truth import solve_regression
+from dpverify.theory.zcdp_nfl import bounds
+from dpverify.theory.zcdp_nfl.instances import Instance, Settings
 
 ROOT = Path(__file__).resolve().parents[2]
 EXPERIMENTS = {"figure-1": "figure_1_elastic_net.toml", "figure-2": "figure_2_lad.toml", "figure-3": "figure_3_ridge.toml"}

@@ -8,9 +8,9 @@ import re
 
 import pytest
 
-from theory.claims import Verdict
-from theory.execution import CheckContext
-from theory.papers import zcdp_nfl_symbolic as checks
+from dpverify.theory.claims import Verdict
+from dpverify.theory.execution import CheckContext
+from dpverify.theory.zcdp_nfl import symbolic as checks
 
 _RESULTS: dict = {}
 

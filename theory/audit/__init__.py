@@ -1,8 +1,8 @@
 """Empirical privacy auditing: lower bounds on eps / rho from black-box samples of a mechanism on
 neighbouring datasets (`audit`), and direct sensitivity probes (`sensitivity_probe`).
-See `theory.audit.auditor` for the method and its references."""
+See `dpverify.theory.audit.auditor` for the method and its references."""
 
-from theory.audit.auditor import (
+from dpverify.theory.audit.auditor import (
     DEFAULT_CONFIDENCE,
     AuditResult,
     PrivacyClaim,
@@ -10,7 +10,10 @@ from theory.audit.auditor import (
     audit,
     sensitivity_probe,
 )
-from theory.audit.scores import gaussian_log_likelihood_ratio, laplace_log_likelihood_ratio
+from dpverify.theory.audit.scores import (
+    gaussian_log_likelihood_ratio,
+    laplace_log_likelihood_ratio,
+)
 
 __all__ = [
     "DEFAULT_CONFIDENCE",

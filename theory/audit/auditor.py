@@ -14,7 +14,7 @@ For one neighbouring pair (d0, d1) and a batched sampler `sample(dataset, n, rng
    post-processing): the identity for scalar observations; the log-likelihood ratio when the caller
    knows the noise family (pass it as `score`); otherwise a classifier fitted on the first half of the
    first part (Fisher LDA for continuous vectors, a plug-in likelihood ratio of the distinct outputs for
-   discrete transcripts, or ridge logistic regression) -- see `theory.audit.scores`.
+   discrete transcripts, or ridge logistic regression) -- see `dpverify.theory.audit.scores`.
 3. Event search. On the rest of the first part the score distributions of both sides are counted at
    candidate thresholds (quantiles of a pilot sample, dense in both tails: a streamed histogram), for
    the events S = {score >= t} and S = {score < t}, in both directions (P[M(d1) in S] vs P[M(d0) in S]
@@ -33,7 +33,7 @@ For one neighbouring pair (d0, d1) and a batched sampler `sample(dataset, n, rng
    is a lower bound on eps of any (eps, delta)-DP guarantee, and
        rho_lb = sup_alpha D_alpha(Bern(p1_lo) || Bern(p0_hi)) / alpha
    is a lower bound on rho of any rho-zCDP guarantee (Bun & Steinke 2016, Def. 1.1; data processing
-   of Renyi divergence, van Erven & Harremoes 2014; see `theory.audit.bounds`). All events hold
+   of Renyi divergence, van Erven & Harremoes 2014; see `dpverify.theory.audit.bounds`). All events hold
    simultaneously with probability >= `confidence`, so the maxima over events and pairs are valid.
 5. Verdict. REFUTED when eps_lb > claimed eps or rho_lb > claimed rho; otherwise "not refuted at N
    samples". An audit never proves privacy (a lower bound below the claim says nothing about the
@@ -62,11 +62,11 @@ from typing import Any
 
 import numpy as np
 
-from algorithms.errors import InvalidDataError, InvalidParameterError
-from theory.audit import bounds
-from theory.audit.scores import Scorer, make_scorer
-from theory.claims import Evidence, Verdict
-from theory.stats import clopper_pearson
+from dpverify.algorithms.core.errors import InvalidDataError, InvalidParameterError
+from dpverify.theory.audit import bounds
+from dpverify.theory.audit.scores import Scorer, make_scorer
+from dpverify.theory.claims import Evidence, Verdict
+from dpverify.theory.stats import clopper_pearson
 
 # default: the level of the audit when the caller does not choose one (one false refutation in 20
 # audits of a mechanism that satisfies its claim, at most).
@@ -216,7 +216,7 @@ def audit(
         SeedSequence (each pair and side gets an independent child stream).
     score: None (identity for scalar observations; "categorical" for discrete vectors, else "lda"),
         one of "identity", "lda", "logistic", "categorical", or a callable observations -> (n,)
-        (e.g. a log-likelihood ratio, `theory.audit.scores.gaussian_log_likelihood_ratio`).
+        (e.g. a log-likelihood ratio, `dpverify.theory.audit.scores.gaussian_log_likelihood_ratio`).
     adjacency: optional `adjacency(d0, d1) -> bool`; every pair must satisfy it.
     chunk_size: outputs drawn per call of `sample`. split: fraction of `samples` used for the search.
     events_per_pair: how many (direction, tail) combinations per pair and claimed quantity are tested

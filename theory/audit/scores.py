@@ -34,7 +34,7 @@ from collections.abc import Callable
 
 import numpy as np
 
-from algorithms.errors import InvalidDataError, InvalidParameterError
+from dpverify.algorithms.core.errors import InvalidDataError, InvalidParameterError
 
 # default: ridge of the LDA scatter matrix, relative to its mean diagonal (keeps w defined when some
 # output coordinates are constant, e.g. the halted positions of a sparse-vector transcript).

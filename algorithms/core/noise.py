@@ -1,0 +1,210 @@
+"""Gaussian and Laplace mechanisms, and the privacy ledger every noisy release is recorded in.
+
+Each mechanism perturbs a batched state `(R, N, d)` (replicas, agents, dimension) in one draw and
+records ONE `Release` per call (per agent: sensitivity assumed, noise scale, privacy spent).
+Accounting facts used (Bun & Steinke 2016, arXiv:1605.02065):
+  Prop. 1.6: Gaussian noise N(0, sigma^2 I) on a query of l2-sensitivity Delta is Delta^2/(2 sigma^2)-zCDP;
+  Prop. 1.4: eps-DP (pure) implies eps^2/2-zCDP;
+  Lemma 1.7: zCDP composes additively (adaptively).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from dpverify.algorithms.core.errors import InvalidDataError, InvalidParameterError
+
+GAUSSIAN = "gaussian"
+LAPLACE = "laplace"
+
+
+@dataclass(frozen=True)
+class Release:
+    """One noisy release by all agents at one iteration. Arrays are per agent, shape (N,).
+
+    zcdp: rho spent (inf for a non-private release of data-dependent values).
+    epsilon: pure eps (Laplace), a declared per-release eps of an (eps, delta) calibration
+        (Gaussian), 0 for a data-independent release, else None (no pure-eps guarantee).
+    delta: declared per-release delta of an (eps, delta) calibration, else None.
+    """
+
+    iteration: int
+    mechanism: str
+    sensitivity: np.ndarray
+    scale: np.ndarray
+    zcdp: np.ndarray | None
+    epsilon: np.ndarray | None
+    label: str
+    delta: np.ndarray | None = None
+
+
+class PrivacyLedger:
+    """Append-only record of releases; totals by zCDP composition (Bun-Steinke Lemma 1.7) and by
+    basic composition of eps."""
+
+    def __init__(self) -> None:
+        self._releases: list[Release] = []
+
+    def record(self, release: Release) -> None:
+        if self._releases and release.sensitivity.shape != self._releases[0].sensitivity.shape:
+            raise InvalidDataError(
+                f"release covers {release.sensitivity.shape[0]} agents but the ledger holds releases for "
+                f"{self._releases[0].sensitivity.shape[0]} agents"
+            )
+        self._releases.append(release)
+
+    @property
+    def releases(self) -> list[Release]:
+        return list(self._releases)
+
+    @property
+    def num_agents(self) -> int:
+        return self._releases[0].sensitivity.shape[0] if self._releases else 0
+
+    def total_zcdp(self) -> np.ndarray:
+        """(N,) sum of rho over releases (Bun-Steinke Lemma 1.7)."""
+        total = np.zeros(self.num_agents)
+        for release in self._releases:
+            total = total + (np.full(self.num_agents, np.inf) if release.zcdp is None else release.zcdp)
+        return total
+
+    def total_epsilon(self) -> np.ndarray:
+        """(N,) sum of eps over releases (basic composition); inf for an agent with a release that has
+        no eps guarantee (Gaussian without a declared (eps, delta) calibration)."""
+        total = np.zeros(self.num_agents)
+        for release in self._releases:
+            total = total + (np.full(self.num_agents, np.inf) if release.epsilon is None else release.epsilon)
+        return total
+
+    def total_delta(self) -> np.ndarray:
+        """(N,) sum of declared deltas (basic composition); releases without a declared delta add 0."""
+        total = np.zeros(self.num_agents)
+        for release in self._releases:
+            if release.delta is not None:
+                total = total + release.delta
+        return total
+
+    def to_frame(self):
+        """Long format: one row per (release, agent)."""
+        import pandas as pd
+
+        rows = []
+        for release in self._releases:
+            for agent in range(release.sensitivity.shape[0]):
+                rows.append(
+                    {
+                        "iteration": release.iteration,
+                        "agent": agent,
+                        "mechanism": release.mechanism,
+                        "sensitivity": float(release.sensitivity[agent]),
+                        "scale": float(release.scale[agent]),
+                        "zcdp": np.nan if release.zcdp is None else float(release.zcdp[agent]),
+                        "epsilon": np.nan if release.epsilon is None else float(release.epsilon[agent]),
+                        "delta": np.nan if release.delta is None else float(release.delta[agent]),
+                        "label": release.label,
+                    }
+                )
+        columns = ["iteration", "agent", "mechanism", "sensitivity", "scale", "zcdp", "epsilon", "delta", "label"]
+        return pd.DataFrame(rows, columns=columns)
+
+
+def gaussian_mechanism(
+    values: np.ndarray,
+    sensitivity,
+    sigma,
+    rng: np.random.Generator,
+    *,
+    ledger: PrivacyLedger | None = None,
+    iteration: int = 0,
+    label: str = "",
+    epsilon=None,
+    delta=None,
+    allow_non_private: bool = False,
+) -> np.ndarray:
+    """Return values + N(0, sigma_k^2 I) noise for agent k in every replica (one draw).
+
+    values: (R, N, d). sensitivity, sigma: broadcastable to (N,); sensitivity is the l2-sensitivity
+    the caller assumes. sigma must be > 0 unless sensitivity == 0 (a data-independent release), or
+    unless `allow_non_private=True` (a non-private control; recorded with zcdp = inf).
+    epsilon, delta: optional per-release (eps, delta) claimed by a classical calibration; recorded as is.
+    Noise is always drawn (even when sigma == 0) so that runs with and without noise consume the
+    generator identically (common random numbers across calibrations).
+    """
+    values, num_agents = _check_values(values)
+    sensitivity = _per_agent("sensitivity", sensitivity, num_agents)
+    sigma = _per_agent("sigma", sigma, num_agents)
+    data_dependent_without_noise = (sigma == 0) & (sensitivity > 0)
+    if np.any(data_dependent_without_noise) and not allow_non_private:
+        agents = np.flatnonzero(data_dependent_without_noise).tolist()
+        raise InvalidParameterError(
+            f"sigma must be > 0 where sensitivity > 0 (Gaussian mechanism, Bun-Steinke Prop. 1.6); agents {agents} "
+            "have sigma = 0; pass allow_non_private=True for a non-private control"
+        )
+    noise = rng.standard_normal(values.shape) * sigma[None, :, None]
+    with np.errstate(divide="ignore", invalid="ignore"):
+        zcdp = np.where(sensitivity == 0, 0.0, sensitivity**2 / (2.0 * sigma**2))  # Bun-Steinke Prop. 1.6
+    if epsilon is not None:
+        epsilon = _per_agent("epsilon", epsilon, num_agents)
+    elif np.all(sensitivity == 0):
+        epsilon = np.zeros(num_agents)
+    if delta is not None:
+        delta = _per_agent("delta", delta, num_agents)
+    if ledger is not None:
+        ledger.record(Release(int(iteration), GAUSSIAN, sensitivity, sigma, zcdp, epsilon, label, delta))
+    return values + noise
+
+
+def laplace_mechanism(
+    values: np.ndarray,
+    sensitivity_l1,
+    scale,
+    rng: np.random.Generator,
+    *,
+    ledger: PrivacyLedger | None = None,
+    iteration: int = 0,
+    label: str = "",
+) -> np.ndarray:
+    """Return values + i.i.d. Laplace(0, b_k) noise per coordinate for agent k in every replica.
+
+    Pure eps_k = Delta_1,k / b_k (Dwork & Roth 2014, Thm 3.6); recorded zcdp = eps^2/2 (Bun-Steinke
+    Prop. 1.4). b must be > 0 unless sensitivity_l1 == 0.
+    """
+    values, num_agents = _check_values(values)
+    sensitivity_l1 = _per_agent("sensitivity_l1", sensitivity_l1, num_agents)
+    scale = _per_agent("scale", scale, num_agents)
+    if np.any((scale == 0) & (sensitivity_l1 > 0)):
+        raise InvalidParameterError(
+            "Laplace scale b must be > 0 where the l1-sensitivity is > 0 (eps = Delta_1/b, Dwork & Roth Thm 3.6)"
+        )
+    noise = rng.laplace(0.0, 1.0, size=values.shape) * scale[None, :, None]
+    with np.errstate(divide="ignore", invalid="ignore"):
+        epsilon = np.where(sensitivity_l1 == 0, 0.0, sensitivity_l1 / scale)
+    zcdp = epsilon**2 / 2.0
+    if ledger is not None:
+        ledger.record(Release(int(iteration), LAPLACE, sensitivity_l1, scale, zcdp, epsilon, label))
+    return values + noise
+
+
+def _check_values(values) -> tuple[np.ndarray, int]:
+    values = np.asarray(values, dtype=float)
+    if values.ndim != 3:
+        raise InvalidDataError(f"values must be a batched state of shape (R, N, d); got shape {values.shape}")
+    if not np.all(np.isfinite(values)):
+        raise InvalidDataError("values to release contain NaN/inf; the iterates diverged before this release")
+    return values, values.shape[1]
+
+
+def _per_agent(name: str, value, num_agents: int) -> np.ndarray:
+    array = np.asarray(value, dtype=float)
+    try:
+        array = np.broadcast_to(array, (num_agents,)).copy()
+    except ValueError:
+        raise InvalidParameterError(
+            f"{name} must be a scalar or have shape ({num_agents},) (one value per agent); got shape {array.shape}"
+        ) from None
+    if not np.all(np.isfinite(array)) or np.any(array < 0):
+        raise InvalidParameterError(f"{name} must be finite and >= 0 for every agent; got {array}")
+    array.setflags(write=False)
+    return array

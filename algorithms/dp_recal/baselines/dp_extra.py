@@ -1,0 +1,82 @@
+"""DP-EXTRA [27]: PG-EXTRA (Shi, Ling, Wu, Yin, IEEE TSP 2015) with Gaussian message noise, the
+compared algorithm of seeds/001 Sec. VII (v1:L568). Update rule as spec §5.6 (stacked X (n, q)):
+
+    X^{1/2}   = W X^0 - alpha grad F(X^0),                                  X^1     = prox_{alpha r}(X^{1/2})
+    X^{k+3/2} = W X^{k+1} + X^{k+1/2} - W~ X^k - alpha [grad F(X^{k+1}) - grad F(X^k)],
+                                                                             X^{k+2} = prox_{alpha r}(X^{k+3/2})
+
+W Metropolis, W~ = (I + W)/2 (spec §6); r per agent (eq. (8)).
+Messages: iteration k computes X^k and every agent sends x_i^k to each neighbour (W X^k is what the
+next step needs; W~ X^k = (X^k + W X^k)/2 needs nothing more). X^0 is the common, data-free start, so
+W X^0 = X^0 needs no message: 2|E| messages and one release per agent per iteration, PLF = K.
+Noise: x~_i^k = x_i^k + N(0, sigma_k^2 I) is sent and adopted (primal variable perturbation).
+Sensitivity: given the released X's, x_i^{k+1} = prox(public - alpha grad f_i(x~_i^k)) (the older
+gradient in X^{k+1/2} is held fixed, Lemma 5's reading); prox is nonexpansive, so
+Delta = alpha ||grad f_i(D) - grad f_i(D')|| = 2 alpha c ("assumption3") or 2 alpha c/m ("per_sample").
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from dpverify.algorithms.core.network import Network
+from dpverify.algorithms.core.problems import LocalData
+from dpverify.algorithms.dp_recal.baselines.dp_common import (
+    DEFAULT_DELTA,
+    broadcast_messages,
+    calibrated_sigma1,
+    check_common,
+    fraction_stepsize,
+    gradient_change,
+    initial_point,
+    mixing_matrices,
+    noise_std,
+    privacy_settings,
+    summary,
+)
+from dpverify.algorithms.dp_recal.composite import CompositeProblem
+
+NAME = "DP-EXTRA [27]"
+# L = dp_common.smoothness = max_i L_i + 2 ridge. Tuned on the non-private problem (reproductions/dp_recal/tune_baselines.py): alpha = fraction / L.
+# PG-EXTRA converges for alpha < 2 lambda_min(W~)/L (Shi et al. 2015); on the Metropolis ring
+# lambda_min(W~) = 1/3 for even n, so the bound is 0.67/max_i L_i (> 0.5/L).
+STEPSIZE_FRACTION = {"linear": 0.5, "logistic": 0.3}
+
+
+def default_stepsize(problem: CompositeProblem, data: LocalData) -> float:
+    return fraction_stepsize(STEPSIZE_FRACTION, problem, data)
+
+
+def run(problem: CompositeProblem, data: LocalData, network: Network, *, epsilon, delta=DEFAULT_DELTA, plf: int,
+        decay: float, clip, replicas: int, rng: np.random.Generator, x1=None, stepsize=None, keep_history=True,
+        sensitivity_reading: str = "assumption3"):
+    check_common(epsilon=epsilon, delta=delta, plf=plf, decay=decay, clip=clip, replicas=replicas, stepsize=stepsize)
+    alpha = default_stepsize(problem, data) if stepsize is None else float(stepsize)
+    sensitivity = alpha * gradient_change(clip, data.num_samples, sensitivity_reading)
+    sigma1 = calibrated_sigma1(epsilon, delta, decay, np.full(plf, sensitivity))
+    W, W_tilde = mixing_matrices(network)
+    n, q = data.num_agents, data.dim
+    mix = lambda M, X: np.einsum("ij,rjq->riq", M, X)  # noqa: E731
+
+    def released(X, k):
+        return X + rng.standard_normal(X.shape) * noise_std(sigma1, decay, k) if sigma1 > 0 else X
+
+    X_old = np.broadcast_to(initial_point(x1, data), (replicas, n, q)).copy()
+    grad_old = problem.local_gradients(X_old, data, clip)
+    Z = mix(W, X_old) - alpha * grad_old                                        # X^{1/2}
+    X = released(problem.prox_scaled_r(Z, alpha), 1)                            # X^1
+    history = [X_old.mean(axis=1), X.mean(axis=1)]
+    for k in range(2, plf + 1):
+        grad = problem.local_gradients(X, data, clip)
+        Z = mix(W, X) + Z - mix(W_tilde, X_old) - alpha * (grad - grad_old)     # X^{k+1/2}
+        X_old, grad_old = X, grad
+        X = released(problem.prox_scaled_r(Z, alpha), k)                        # X^{k}
+        history.append(X.mean(axis=1))
+    settings = {"stepsize": alpha, "stepsize_rule": f"{STEPSIZE_FRACTION[problem.loss]} / L" if stepsize is None else "given",
+                "W": "Metropolis-Hastings", "W_tilde": "(I + W)/2", "x1": "common to all agents (W X^0 = X^0, no message)",
+                "messages_per_iteration": broadcast_messages(network),
+                "message_count": "one vector over one edge = 1; every agent sends x_i^k to each neighbour",
+                "plf_per_iteration": 1,
+                **privacy_settings(epsilon, delta, decay, clip, sensitivity_reading, sensitivity, sigma1)}
+    return summary(NAME, history, np.full(replicas, plf * broadcast_messages(network)), np.full(replicas, plf),
+                   np.full(replicas, plf), sigma1, settings, keep_history)

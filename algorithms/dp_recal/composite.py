@@ -1,0 +1,284 @@
+"""Composite problems min_x sum_i f_i(x) + n r(x) of the DP-RECAL paper (seeds/001 eq. (1), Sec. VII).
+
+Sec. VII (v1:L554-L558, L944-L950) prints the experiment objectives as
+    (1/n) sum_i (1/m_i) sum_j loss(B_ij^T x, b_ij) + 1/2 ||x||^2 + 1/2 ||x||_1,
+with loss = 1/2 (B^T x - b)^2 (linear regression) or ln(1 + exp(-b B^T x)) (logistic regression).
+Multiplying by n maps it onto (1) (spec §5.1, mapping "M1", the default): f_i(x) is agent i's mean
+loss and r(x) = ridge ||x||^2 + lasso ||x||_1 with ridge = lasso = 1/2. Under mapping "M2" the ridge
+term moves into f_i (f_i += ridge ||x||^2, r = lasso ||x||_1): same objective, different split
+between the smooth part that agents evaluate and the prox the baton holder applies.
+
+Data are `dpverify.algorithms.core.problems.LocalData` (features (n, m, q), targets (n, m) with labels +-1).
+Every function is batched over leading axes and loops over no agent.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+from scipy.special import expit
+
+from dpverify.algorithms.core.errors import InvalidDataError, InvalidParameterError
+from dpverify.algorithms.core.problems import LocalData
+from dpverify.algorithms.core.validation import require_positive
+
+LOSSES = ("linear", "logistic")
+MAPPINGS = ("M1", "M2")
+PAPER_RIDGE = PAPER_LASSO = 0.5  # seeds/001 v1:L556, L948: + 1/2 ||x||^2 + 1/2 ||x||_1
+
+
+def soft_threshold(v: np.ndarray, threshold: float) -> np.ndarray:
+    """sign(v) max(|v| - t, 0), computed as v - clip(v, -t, t): the same number in every case (one
+    rounding of |v| - t, or a zero) in two passes over v instead of five."""
+    return v - np.clip(v, -threshold, threshold)
+
+
+@dataclass(frozen=True)
+class CompositeProblem:
+    """sum_i f_i(x) + n r(x) (seeds/001 eq. (1)) with the Sec. VII losses and regularizer."""
+
+    loss: str = "linear"
+    ridge: float = PAPER_RIDGE   # coefficient of ||x||^2 in the printed objective (0 for the r = 0 rows)
+    lasso: float = PAPER_LASSO   # coefficient of ||x||_1
+    mapping: str = "M1"
+
+    def __post_init__(self) -> None:
+        if self.loss not in LOSSES:
+            raise InvalidParameterError(f"loss must be one of {LOSSES}; got {self.loss!r}")
+        if self.mapping not in MAPPINGS:
+            raise InvalidParameterError(f"mapping must be one of {MAPPINGS} (spec §5.1); got {self.mapping!r}")
+        for name in ("ridge", "lasso"):
+            value = getattr(self, name)
+            if not (np.isfinite(value) and value >= 0):
+                raise InvalidParameterError(f"{name} must be finite and >= 0; got {value!r}")
+
+    @property
+    def smooth_ridge(self) -> float:
+        """Coefficient of ||x||^2 inside each f_i (mapping M2) — 0 under M1."""
+        return self.ridge if self.mapping == "M2" else 0.0
+
+    @property
+    def prox_ridge(self) -> float:
+        """Coefficient of ||x||^2 inside r (mapping M1) — 0 under M2."""
+        return 0.0 if self.mapping == "M2" else self.ridge
+
+    # ----- smooth part f_i -----
+    def sample_coefficients(self, margins: np.ndarray, targets: np.ndarray) -> np.ndarray:
+        """d loss / d (B^T x) per sample: linear B^T x - b; logistic -b sigmoid(-b B^T x)."""
+        if self.loss == "linear":
+            return margins - targets
+        return -targets * expit(-targets * margins)
+
+    def local_losses(self, X: np.ndarray, data: LocalData) -> np.ndarray:
+        """f_i(x_i) for every agent: (..., n, q) -> (..., n)."""
+        X = _check_agent_iterates(X, data)
+        margins = agent_margins(data.features, X)
+        if self.loss == "linear":
+            per_sample = 0.5 * (margins - data.targets) ** 2
+        else:
+            per_sample = np.logaddexp(0.0, -data.targets * margins)
+        return per_sample.mean(axis=-1) + self.smooth_ridge * (X**2).sum(axis=-1)
+
+    def local_gradients(self, X: np.ndarray, data: LocalData, clip: float | None = None) -> np.ndarray:
+        """grad f_i(x_i) for every agent: (..., n, q) -> (..., n, q).
+
+        clip: per-sample gradient clipping to norm <= clip before averaging (spec §6, the default
+        way to make Assumption 3's constant c hold); a per-sample gradient is coefficient * B_ij, so
+        only the (..., n, m) coefficients are rescaled."""
+        X = _check_agent_iterates(X, data)
+        n, q = X.shape[-2:]
+        columns = X.reshape(-1, n, q).transpose(1, 2, 0)                    # (n, q, P): the replicas as columns
+        margins = data.features @ columns                                    # (n, m, P), features read once
+        coefficients = self._clipped(self.sample_coefficients(margins, data.targets[..., None]),
+                                     data.feature_norms[..., None], clip)
+        gradient = (np.swapaxes(data.features, 1, 2) @ coefficients).transpose(2, 0, 1).reshape(X.shape)
+        return gradient / data.num_samples + 2.0 * self.smooth_ridge * X
+
+    def active_gradients(self, x: np.ndarray, agents: np.ndarray, data: LocalData,
+                         clip: float | None = None) -> np.ndarray:
+        """grad f_{agents[r]}(x[r]) for a batch: x (R, q), agents (R,) -> (R, q).
+
+        Only one agent per replica is active (a relay algorithm), so computing all n gradients would
+        waste a factor n; gathering each replica's (m, q) block would copy R*m*q floats. Instead the
+        replicas are grouped by active agent: one matrix product per DISTINCT agent (at most n, each
+        batched over its replicas). Called at every iteration on the same data, `ActiveGradients`
+        gives the same numbers with the per-agent work precomputed."""
+        x = np.asarray(x, dtype=float)
+        agents = np.asarray(agents)
+        if x.ndim != 2 or x.shape[1] != data.dim or agents.shape != x.shape[:1]:
+            raise InvalidDataError(f"x must be (R, q = {data.dim}) with agents (R,); got {x.shape}, {agents.shape}")
+        out = np.empty_like(x)
+        for agent in np.unique(agents):
+            rows = np.flatnonzero(agents == agent)
+            B, b = data.features[agent], data.targets[agent]
+            coefficients = self._clipped(self.sample_coefficients(x[rows] @ B.T, b), data.feature_norms[agent], clip)
+            out[rows] = coefficients @ B / data.num_samples + 2.0 * self.smooth_ridge * x[rows]
+        return out
+
+    def per_sample_gradient_norms(self, X: np.ndarray, data: LocalData) -> np.ndarray:
+        """||grad loss(B_ij, b_ij; x_i)|| (without the M2 ridge term): (..., n, q) -> (..., n, m)."""
+        X = _check_agent_iterates(X, data)
+        margins = agent_margins(data.features, X)
+        return np.abs(self.sample_coefficients(margins, data.targets)) * data.feature_norms
+
+    def lipschitz_constants(self, data: LocalData) -> np.ndarray:
+        """L_i of grad f_i (Assumption 1, v1:L53): lambda_max(B_i^T B_i)/m_i, /4 for the logistic loss
+        (sigmoid' <= 1/4), + 2 * smooth_ridge."""
+        return self.curvature_scale * data.gram_eigenvalues[:, -1] + 2.0 * self.smooth_ridge
+
+    @property
+    def curvature_scale(self) -> float:
+        """sup of the per-sample loss' second derivative in the margin: 1 (linear), 1/4 (logistic); also a bound
+        for the clipped losses (clipping makes the derivative constant where it binds)."""
+        return 1.0 if self.loss == "linear" else 0.25
+
+    # ----- nonsmooth part r -----
+    def regularizer(self, x: np.ndarray) -> np.ndarray:
+        """r(x) (..., q) -> (...)."""
+        x = np.asarray(x, dtype=float)
+        return self.prox_ridge * (x**2).sum(axis=-1) + self.lasso * np.abs(x).sum(axis=-1)
+
+    def prox_scaled_r(self, v: np.ndarray, scale: float) -> np.ndarray:
+        """prox_{scale r}(v) = argmin_z scale r(z) + 1/2 ||z - v||^2 = soft(v, scale lasso)/(1 + 2 scale ridge)
+        (spec §2.6). RECAL uses scale = n (prox_{nr}, eq. (7b)); per-agent baselines use their stepsize."""
+        require_positive("scale", scale, "a proximal operator")
+        shrunk = soft_threshold(np.asarray(v, dtype=float), scale * self.lasso)
+        denominator = 1.0 + 2.0 * scale * self.prox_ridge
+        if denominator != 1.0:  # dividing by 1 changes no number
+            shrunk /= denominator
+        return shrunk
+
+    # ----- the whole objective -----
+    def objective(self, x: np.ndarray, data: LocalData) -> np.ndarray:
+        """sum_i f_i(x) + n r(x) at a common x: (..., q) -> (...)."""
+        x = np.asarray(x, dtype=float)
+        X = np.broadcast_to(x[..., None, :], x.shape[:-1] + (data.num_agents, data.dim))
+        return self.local_losses(X, data).sum(axis=-1) + data.num_agents * self.regularizer(x)
+
+    def gradient_sum(self, x: np.ndarray, data: LocalData) -> np.ndarray:
+        """sum_i grad f_i(x) at a common x: (..., q) -> (..., q)."""
+        x = np.asarray(x, dtype=float)
+        X = np.broadcast_to(x[..., None, :], x.shape[:-1] + (data.num_agents, data.dim))
+        return self.local_gradients(X, data).sum(axis=-2)
+
+    def natural_residual(self, x: np.ndarray, data: LocalData) -> np.ndarray:
+        """||x - prox_{nr}(x - sum_i grad f_i(x))||: zero exactly at the minimizer (a certificate)."""
+        x = np.asarray(x, dtype=float)
+        step = x - self.gradient_sum(x, data)
+        return np.linalg.norm(x - self.prox_scaled_r(step, data.num_agents), axis=-1)
+
+    @staticmethod
+    def _clipped(coefficients: np.ndarray, feature_norms: np.ndarray, clip: float | None) -> np.ndarray:
+        """Per-sample clipping (spec §6) if clip is given; feature_norms broadcasts against `coefficients`
+        (LocalData.feature_norms)."""
+        if clip is None:
+            return coefficients
+        return _clip_coefficients(coefficients, feature_norms, clip)
+
+
+GRADIENT_METHODS = ("auto", "gram", "samples")
+
+
+class ActiveGradients:
+    """`CompositeProblem.active_gradients(x, agents, data, clip)` with what does not change during a run
+    computed once: the same numbers up to the order of floating-point sums.
+
+    - Support: the gradient of f_i and the margins B_i x only involve the columns of B_i that are not
+      identically zero (MNIST 0/1: ~515 of 784 pixels per agent). The other columns contribute exact
+      zeros, so they are dropped: grad f_i is zero there (plus the M2 ridge term).
+    - "gram" (the linear loss without clipping): grad f_i(y) = B_i^T (B_i y - b_i)/m_i = G_i y - h_i with
+      G_i = B_i^T B_i/m_i and h_i = B_i^T b_i/m_i on the support: 2 s_i^2 flops per replica instead of
+      4 m_i s_i. Not used with clipping: clipping rescales each sample by a factor that depends on its
+      residual B_ij y - b_ij, which the Gram matrix does not give.
+    - "samples" (any loss, with or without per-sample clipping): margins and coefficients per sample on
+      the support-restricted B_i, with the row norms ||B_ij|| (the clipping scale) computed once.
+    "auto" picks "gram" when it applies and every support s_i <= m_i (fewer flops by a factor >= 2 and
+    no more memory than the data); "gram" where it does not apply is an error.
+    """
+
+    def __init__(self, problem: CompositeProblem, data: LocalData, clip: float | None = None, method: str = "auto"):
+        if method not in GRADIENT_METHODS:
+            raise InvalidParameterError(f"method must be one of {GRADIENT_METHODS}; got {method!r}")
+        if clip is not None:
+            clip = require_positive("clip", clip, "per-sample gradient clipping (spec §6, c = G)")
+        self.problem, self.data, self.clip = problem, data, clip
+        features, targets, m = data.features, data.targets, data.num_samples
+        self.supports = [np.flatnonzero(np.any(B != 0, axis=0)) for B in features]
+        gram_applies = problem.loss == "linear" and clip is None
+        if method == "gram" and not gram_applies:
+            raise InvalidParameterError("the Gram form of the gradient is exact only for the linear loss without clipping")
+        self.method = method if method != "auto" else (
+            "gram" if gram_applies and all(S.size <= m for S in self.supports) else "samples")
+        restricted = [B if S.size == data.dim else np.ascontiguousarray(B[:, S]) for B, S in zip(features, self.supports)]
+        if self.method == "gram":
+            self.gram = [B.T @ B / m for B in restricted]
+            self.shift = [B.T @ b / m for B, b in zip(restricted, targets)]
+        else:
+            self.features = restricted
+            self.row_norms = None if clip is None else data.feature_norms
+
+    def __call__(self, x: np.ndarray, agents: np.ndarray) -> np.ndarray:
+        """grad f_{agents[r]}(x[r]): x (R, q), agents (R,) -> (R, q), grouped by active agent (one matrix
+        product per distinct agent, batched over its replicas)."""
+        data = self.data
+        x = np.asarray(x, dtype=float)
+        agents = np.asarray(agents)
+        if x.ndim != 2 or x.shape[1] != data.dim or agents.shape != x.shape[:1]:
+            raise InvalidDataError(f"x must be (R, q = {data.dim}) with agents (R,); got {x.shape}, {agents.shape}")
+        out = np.empty_like(x)  # every row belongs to one agent's group
+        for agent in np.unique(agents):
+            rows, support = np.flatnonzero(agents == agent), self.supports[agent]
+            restricted = support.size < data.dim
+            block = x.take(rows, axis=0)
+            if restricted:
+                block = block.take(support, axis=1)
+            if self.method == "gram":
+                gradient = block @ self.gram[agent]
+                gradient -= self.shift[agent]
+            else:
+                B = self.features[agent]
+                coefficients = self.problem.sample_coefficients(block @ B.T, data.targets[agent])
+                if self.clip is not None:
+                    coefficients = _clip_coefficients(coefficients, self.row_norms[agent], self.clip)
+                gradient = coefficients @ B
+                gradient /= data.num_samples
+            if restricted:
+                full = np.zeros((rows.size, data.dim))
+                full[:, support] = gradient
+                gradient = full
+            out[rows] = gradient
+        if self.problem.smooth_ridge:
+            out += 2.0 * self.problem.smooth_ridge * x
+        return out
+
+
+def _clip_coefficients(coefficients: np.ndarray, feature_norms: np.ndarray, clip: float) -> np.ndarray:
+    """A per-sample gradient coefficient * B_ij rescaled to norm <= clip: the coefficient clipped to
+    +-clip/||B_ij|| (one pass; a zero feature vector is never clipped)."""
+    clip = require_positive("clip", clip, "per-sample gradient clipping (spec §6, c = G)")
+    with np.errstate(divide="ignore"):
+        bound = clip / feature_norms
+    return np.clip(coefficients, -bound, bound)
+
+
+def accuracy(x: np.ndarray, data: LocalData) -> np.ndarray:
+    """Fraction of samples with sign(B_ij^T x) = b_ij over all agents (v1:L568); x (..., q) -> (...)."""
+    margins = (data.features @ np.asarray(x, dtype=float)[..., None, :, None])[..., 0]
+    return (np.where(margins >= 0, 1.0, -1.0) == data.targets).mean(axis=(-2, -1))
+
+
+def agent_margins(features: np.ndarray, X: np.ndarray) -> np.ndarray:
+    """B_i x_i for every agent: features (n, m, q), X (..., n, q) -> (..., n, m). One matrix product per agent
+    with the replicas as columns (each B_i is read once): several times faster than the equivalent einsum with
+    optimize=True on (R, n, q) iterates."""
+    n, q = X.shape[-2:]
+    margins = features @ X.reshape(-1, n, q).transpose(1, 2, 0)             # (n, m, P)
+    return margins.transpose(2, 0, 1).reshape(X.shape[:-2] + margins.shape[:2])
+
+
+def _check_agent_iterates(X, data: LocalData) -> np.ndarray:
+    X = np.asarray(X, dtype=float)
+    if X.ndim < 2 or X.shape[-2:] != (data.num_agents, data.dim):
+        raise InvalidDataError(f"iterates must have shape (..., n, q) = (..., {data.num_agents}, {data.dim}); got {X.shape}")
+    return X

@@ -1,0 +1,375 @@
+"""DPDO-NC: differentially private distributed online mirror descent (Zhou & Li, seeds/002).
+
+Algorithm 1 (L159-L168), batched over replicas: state X_t of shape (R, N, d). One round t:
+
+    q_t^j = x_t^j + xi_t^j,  xi_t^j ~ Lap(sigma_t)^d                 (line 4; eq. (6))
+    z_t^i = sum_j a_ij(t) q_t^j                                       (line 5; eq. (6))
+    x_{t+1}^i = argmin_{x in Omega} D_phi(x, z_t^i) + <alpha_t grad f_t^i(x_t^i), x>   (line 6; eq. (7))
+
+with alpha_t = 1/(N sqrt t) and sigma_t = 2 sqrt(d) alpha_t theta / (omega eps) (line 1). Every
+noisy broadcast goes through dpverify.algorithms.core.noise.laplace_mechanism and is recorded in the ledger with
+the sensitivity of Lemma 1's bound (8), so the ledger holds the paper's own accounting.
+
+Regret of Definition 1 (eq. (2), L95) is accumulated online: G_t^i = sum_j grad f_t^j(x_t^i),
+dot_T^i = sum_{t<=T} <G_t^i, x_t^i>, S_T^i = sum_{t<=T} G_t^i; over the l1 ball
+max_x <-S, x> = r ||S||_inf, so R_T^i = dot_T^i + r ||S_T^i||_inf (spec 5.2).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Protocol
+
+import networkx as nx
+import numpy as np
+
+from dpverify.algorithms.core.errors import (
+    InvalidDataError,
+    InvalidGraphError,
+    InvalidParameterError,
+)
+from dpverify.algorithms.core.noise import PrivacyLedger, laplace_mechanism
+from dpverify.algorithms.core.validation import require_positive, require_positive_int
+
+DOUBLY_STOCHASTIC_ATOL = 1e-12
+SELF_COPY = ("noisy", "clean")       # spec 2.4 reading 3: node i's own term a_ii q_t^i (literal) or a_ii x_t^i
+NOISE_DRAW = ("per_node", "per_link")  # spec 2.4 reading 4: one broadcast per node (literal) or one draw per link
+GRADIENT_AT_SENSOR = 1e-12           # default (spec P17): grad f := 0 when ||x - s_i|| < this (f is not differentiable there)
+
+# seeds/002 L487: the three weight matrices (row i = receiver i).
+PAPER_MATRICES = np.array([
+    [[1/2, 0, 0, 0, 0, 1/2], [1/2, 1/2, 0, 0, 0, 0], [0, 1/2, 1/2, 0, 0, 0],
+     [0, 0, 1/2, 1/2, 0, 0], [0, 0, 0, 1/2, 1/2, 0], [0, 0, 0, 0, 1/2, 1/2]],
+    (np.ones((6, 6)) - np.eye(6)) / 5,
+    [[1/3, 0, 1/3, 0, 1/3, 0], [0, 1/3, 0, 1/3, 0, 1/3], [1/3, 0, 1/3, 0, 1/3, 0],
+     [0, 1/3, 0, 1/3, 0, 1/3], [1/3, 0, 1/3, 0, 1/3, 0], [0, 1/3, 0, 1/3, 0, 1/3]],
+])
+
+
+# ------------------------------------------------------------------------------------------------
+# time-varying graphs (Sec. 2.1, Assumption 1)
+
+
+def check_doubly_stochastic(matrix: np.ndarray, name: str = "A(t)") -> None:
+    """Nonnegative, A 1 = 1 and 1^T A = 1^T (L51); raises InvalidGraphError naming the first violation."""
+    a = np.asarray(matrix, dtype=float)
+    if a.ndim != 2 or a.shape[0] != a.shape[1] or not np.all(np.isfinite(a)):
+        raise InvalidGraphError(f"{name} must be a finite square matrix; got shape {a.shape}")
+    if np.any(a < 0):
+        i, j = np.argwhere(a < 0)[0]
+        raise InvalidGraphError(f"{name} has a negative weight a[{i},{j}] = {a[i, j]:g} (Assumption 1, L63)")
+    for axis, what in ((1, "row"), (0, "column")):
+        sums = a.sum(axis=axis)
+        bad = np.flatnonzero(np.abs(sums - 1) > DOUBLY_STOCHASTIC_ATOL)
+        if bad.size:
+            raise InvalidGraphError(f"{name} is not doubly stochastic: {what} {bad[0]} sums to {sums[bad[0]]:.12g}, "
+                                    "expected 1 (Assumption 1, L63)")
+
+
+def union_digraph(matrices: np.ndarray) -> nx.DiGraph:
+    """(V, union of E(k)): edge j -> i when a_ij(k) > 0 for some k (row i mixes i's in-neighbours, L51)."""
+    graph = nx.DiGraph()
+    graph.add_nodes_from(range(matrices.shape[-1]))
+    receivers, senders = np.nonzero(np.any(np.asarray(matrices) > 0, axis=0))
+    graph.add_edges_from((int(j), int(i)) for i, j in zip(receivers, senders) if i != j)
+    return graph
+
+
+@dataclass(frozen=True, eq=False)
+class Schedule:
+    """A(t) = matrices[order[(t - 1) mod len(order)]], validated for Assumption 1 with window length B:
+    every A(t) doubly stochastic, and the union graph of every window of B consecutive rounds
+    ((k-1)B+1 .. kB, L53) strongly connected. A periodic order is checked over a full period of windows."""
+
+    matrices: np.ndarray
+    order: np.ndarray
+    window: int
+
+    def __post_init__(self) -> None:
+        matrices = np.array(self.matrices, dtype=float)
+        order = np.array(self.order, dtype=int)
+        require_positive_int("B", self.window, "B-strong connectivity, L53")
+        if matrices.ndim != 3 or matrices.shape[1] != matrices.shape[2]:
+            raise InvalidGraphError(f"matrices must have shape (K, N, N); got {matrices.shape}")
+        if order.ndim != 1 or order.size == 0 or order.min() < 0 or order.max() >= len(matrices):
+            raise InvalidGraphError(f"order must index the {len(matrices)} matrices; got {order.tolist()[:10]}")
+        for k, a in enumerate(matrices):
+            check_doubly_stochastic(a, f"A_{k + 1}")
+        period = order.size * self.window // np.gcd(order.size, self.window)
+        for k in range(period // self.window):
+            rounds = np.arange(k * self.window, (k + 1) * self.window)
+            graph = union_digraph(matrices[order[rounds % order.size]])
+            if not nx.is_strongly_connected(graph):
+                parts = [sorted(c) for c in nx.strongly_connected_components(graph)]
+                raise InvalidGraphError(
+                    f"window {k + 1} (rounds {rounds[0] + 1}-{rounds[-1] + 1}) is not strongly connected: components "
+                    f"{parts} (Assumption 1 with B = {self.window}, L53)")
+        matrices.setflags(write=False)
+        order.setflags(write=False)
+        object.__setattr__(self, "matrices", matrices)
+        object.__setattr__(self, "order", order)
+
+    @property
+    def num_agents(self) -> int:
+        return self.matrices.shape[-1]
+
+    def at(self, t: int) -> np.ndarray:
+        return self.matrices[self.order[(t - 1) % self.order.size]]
+
+
+def paper_schedule(window: int = 2, switching: str = "cyclic", horizon: int | None = None,
+                   rng: np.random.Generator | None = None) -> Schedule:
+    """The three graphs of L487 switched cyclically (default, spec P2) or i.i.d. uniformly."""
+    if switching == "cyclic":
+        return Schedule(PAPER_MATRICES, np.arange(3), window)
+    if switching == "iid":
+        if horizon is None or rng is None:
+            raise InvalidParameterError("i.i.d. switching needs a horizon and a generator")
+        return Schedule(PAPER_MATRICES, rng.integers(0, 3, size=horizon), window)
+    raise InvalidParameterError(f"switching must be 'cyclic' or 'iid'; got {switching!r}")
+
+
+# ------------------------------------------------------------------------------------------------
+# costs (Example 1, Sec. 5)
+
+
+class Costs(Protocol):
+    num_agents: int
+
+    def own_gradient(self, t: int, x: np.ndarray) -> np.ndarray: ...      # (R, N, d): grad f_t^i(x^i)
+
+    def global_gradient(self, t: int, x: np.ndarray) -> np.ndarray: ...   # (R, N, d): sum_j grad f_t^j(x^i)
+
+
+@dataclass(frozen=True, eq=False)
+class Localization:
+    """f_t^i(x) = 1/2 (||s_i - x|| - d_t^i)^2 (L83, L499); grad = (1 - d/r)(x - s_i), r = ||x - s_i||."""
+
+    sensors: np.ndarray      # (N, d)
+    distances: np.ndarray    # (T, N): d_t^i, t = 1..T
+    target: np.ndarray       # (T, d): x_t^0
+
+    @property
+    def num_agents(self) -> int:
+        return self.sensors.shape[0]
+
+    def _gradients(self, t: int, points: np.ndarray, sensors: np.ndarray, distances: np.ndarray) -> np.ndarray:
+        gap = points - sensors
+        r = np.linalg.norm(gap, axis=-1, keepdims=True)
+        factor = np.where(r < GRADIENT_AT_SENSOR, 0.0, 1.0 - distances[..., None] / np.maximum(r, GRADIENT_AT_SENSOR))
+        return factor * gap
+
+    def own_gradient(self, t: int, x: np.ndarray) -> np.ndarray:
+        return self._gradients(t, x, self.sensors, self.distances[t - 1])
+
+    def global_gradient(self, t: int, x: np.ndarray) -> np.ndarray:
+        every = self._gradients(t, x[..., :, None, :], self.sensors, self.distances[t - 1])  # (R, N_i, N_j, d)
+        return every.sum(axis=-2)
+
+    def value(self, t: int, x: np.ndarray) -> np.ndarray:
+        """sum_j f_t^j(x) for points (..., d)."""
+        r = np.linalg.norm(np.asarray(x)[..., None, :] - self.sensors, axis=-1)
+        return 0.5 * np.sum((r - self.distances[t - 1]) ** 2, axis=-1)
+
+
+def localization_instance(rng: np.random.Generator, horizon: int, *, num_agents: int = 6,
+                          sensor_layout: str = "paper", measurement_noise: float = 0.001) -> Localization:
+    """Example 1 as run in Sec. 5 (L489-L501): x_1^0 = (0.8, 0.95); x_{t+1}^0 = x_t^0 +
+    ((-1)^q sin(t/50)/(10 t), -q cos(t/70)/(40 t)), q ~ Bernoulli(1/2); d_t^i = ||s_i - x_t^0|| + U[0, 0.001];
+    s_i = (0.8, 0.95) for every i (L501, literal) or on a circle of radius 4 (`distinct`, not in the paper)."""
+    start = np.array([0.8, 0.95])
+    if sensor_layout == "paper":
+        sensors = np.tile(start, (num_agents, 1))
+    elif sensor_layout == "distinct":
+        angles = 2 * np.pi * np.arange(1, num_agents + 1) / num_agents
+        sensors = 4.0 * np.stack([np.cos(angles), np.sin(angles)], axis=1)
+    else:
+        raise InvalidParameterError(f"sensor_layout must be 'paper' or 'distinct'; got {sensor_layout!r}")
+    t = np.arange(1, horizon)
+    q = rng.integers(0, 2, size=horizon - 1)
+    steps = np.stack([(-1.0) ** q * np.sin(t / 50) / (10 * t), -q * np.cos(t / 70) / (40 * t)], axis=1)
+    target = np.vstack([start, start + np.cumsum(steps, axis=0)])
+    distances = np.linalg.norm(sensors[None] - target[:, None], axis=-1) + rng.uniform(0, measurement_noise, (horizon, num_agents))
+    return Localization(sensors, distances, target)
+
+
+@dataclass(frozen=True, eq=False)
+class NodeReplaced:
+    """Neighbouring costs (Definition 3, L186): node `node`'s cost replaced by <c, x> at every round
+    (spec P13 default), the others unchanged. With ||c|| = theta this is the worst case of Lemma 1."""
+
+    base: Costs
+    node: int
+    direction: np.ndarray
+
+    @property
+    def num_agents(self) -> int:
+        return self.base.num_agents
+
+    def own_gradient(self, t: int, x: np.ndarray) -> np.ndarray:
+        gradient = self.base.own_gradient(t, x).copy()
+        gradient[..., self.node, :] = self.direction
+        return gradient
+
+    def global_gradient(self, t: int, x: np.ndarray) -> np.ndarray:
+        raise NotImplementedError("regret is measured on the experiment's costs, not on audit neighbours")
+
+
+# ------------------------------------------------------------------------------------------------
+# Algorithm 1
+
+
+@dataclass(frozen=True)
+class DpdoNcParams:
+    """epsilon None = "without differential privacy" (sigma_t = 0, Fig. 1); theta: gradient bound on
+    Omega (L75) that calibrates sigma_t; mirror: a map of dpverify.algorithms.core.mirror; radius of Omega."""
+
+    epsilon: float | None
+    theta: float
+    mirror: object
+    radius: float = 3.0
+    self_copy: str = "noisy"
+    noise_draw: str = "per_node"
+    noise_omega: float | None = None  # omega used in sigma_t (spec P5); None: the map's own
+
+    def __post_init__(self) -> None:
+        if self.epsilon is not None:
+            require_positive("eps", self.epsilon, "Theorem 1, L253: eps > 0")
+        require_positive("theta", self.theta, "the gradient bound of L75")
+        require_positive("radius", self.radius, "a bounded Omega, Assumption 2")
+        if self.self_copy not in SELF_COPY:
+            raise InvalidParameterError(f"self_copy must be one of {SELF_COPY}; got {self.self_copy!r}")
+        if self.noise_draw not in NOISE_DRAW:
+            raise InvalidParameterError(f"noise_draw must be one of {NOISE_DRAW}; got {self.noise_draw!r}")
+
+    @property
+    def omega(self) -> float:
+        return self.noise_omega if self.noise_omega is not None else self.mirror.omega
+
+    def alpha(self, t: int, num_agents: int) -> float:
+        return 1.0 / (num_agents * np.sqrt(t))  # Algorithm 1 line 1, Theorem 2
+
+    def sensitivity_bound(self, t: int, num_agents: int, dim: int) -> float:
+        return 2.0 * np.sqrt(dim) * self.alpha(t, num_agents) * self.theta / self.omega  # Lemma 1, eq. (8)
+
+    def sigma(self, t: int, num_agents: int, dim: int) -> float:
+        if self.epsilon is None:
+            return 0.0
+        return self.sensitivity_bound(t, num_agents, dim) / self.epsilon  # Algorithm 1 line 1 = (8)/eps
+
+
+@dataclass
+class DpdoNcRun:
+    """checkpoints (K,) horizons T'; regret_dot (K, R, N) = sum_{t<=T'} <G_t^i, x_t^i>; regret_sum
+    (K, R, N, d) = sum_{t<=T'} G_t^i. With keep: iterates (T+1, R, N, d) = x_1..x_{T+1},
+    broadcasts / mixed (T, R, N, d) = q_t, z_t (per_node reading), own_gradients (T, R, N, d)."""
+
+    checkpoints: np.ndarray
+    regret_dot: np.ndarray
+    regret_sum: np.ndarray
+    sigmas: np.ndarray
+    alphas: np.ndarray
+    final: np.ndarray
+    ledger: PrivacyLedger
+    iterates: np.ndarray | None = None
+    broadcasts: np.ndarray | None = None
+    mixed: np.ndarray | None = None
+    own_gradients: np.ndarray | None = None
+    extra: dict = field(default_factory=dict)
+
+    def regret(self, radius: float) -> np.ndarray:
+        """Per-run regret (3) at every checkpoint: (K, R, N)."""
+        return self.regret_dot + radius * np.abs(self.regret_sum).max(axis=-1)
+
+    def expected_regret(self, radius: float) -> np.ndarray:
+        """Plug-in of (2) (max outside the expectation, L95): (K, N)."""
+        return self.regret_dot.mean(axis=1) + radius * np.abs(self.regret_sum.mean(axis=1)).max(axis=-1)
+
+
+def mix(schedule_matrix: np.ndarray, broadcasts: np.ndarray, iterates: np.ndarray, self_copy: str) -> np.ndarray:
+    """z_t^i = sum_j a_ij(t) q_t^j (eq. (6)); `clean`: node i's own term uses x_t^i."""
+    z = np.einsum("ij,rjd->rid", schedule_matrix, broadcasts)
+    if self_copy == "clean":
+        z = z + np.diagonal(schedule_matrix)[None, :, None] * (iterates - broadcasts)
+    return z
+
+
+def check_start(x1: np.ndarray, radius: float) -> None:
+    outside = np.abs(x1).sum(axis=-1) > radius * (1 + 1e-12)
+    if np.any(outside):
+        index = tuple(int(i) for i in np.argwhere(outside)[0])
+        raise InvalidDataError(f"starting point x_1 at {index} = {x1[index].tolist()} lies outside Omega = {{||x||_1 <= {radius:g}}} "
+                               "(Algorithm 1 line 1 requires x_1^i in Omega)")
+
+
+def run_dpdo_nc(costs: Costs, schedule: Schedule, params: DpdoNcParams, *, horizon: int, replicas: int,
+                rng: np.random.Generator, dim: int = 2, x1: np.ndarray | None = None,
+                checkpoints=None, keep: bool = False, regret: bool = True) -> DpdoNcRun:
+    """Algorithm 1 for `horizon` rounds on `replicas` independent noise draws (batched)."""
+    horizon = require_positive_int("horizon", horizon)
+    replicas = require_positive_int("replicas", replicas)
+    n = schedule.num_agents
+    if costs.num_agents != n:
+        raise InvalidDataError(f"costs are defined for {costs.num_agents} nodes but the schedule has {n}")
+    x = np.zeros((replicas, n, dim)) if x1 is None else np.broadcast_to(np.asarray(x1, float), (replicas, n, dim)).copy()
+    check_start(x, params.radius)
+    marks = np.array(sorted(set(int(c) for c in (checkpoints if checkpoints is not None else [horizon]))))
+    if marks.min() < 1 or marks.max() > horizon:
+        raise InvalidParameterError(f"checkpoints must lie in 1..{horizon}; got {marks.min()}..{marks.max()}")
+    ledger = PrivacyLedger()
+    dot_acc, sum_acc = np.zeros((replicas, n)), np.zeros((replicas, n, dim))
+    dots, sums, next_mark = [], [], 0
+    alphas = np.array([params.alpha(t, n) for t in range(1, horizon + 1)])
+    sigmas = np.array([params.sigma(t, n, dim) for t in range(1, horizon + 1)])
+    kept = {"iterates": [x], "broadcasts": [], "mixed": [], "own_gradients": []} if keep else None
+    for t in range(1, horizon + 1):  # a loop over rounds; replicas and nodes are batched
+        if regret:
+            g_all = costs.global_gradient(t, x)
+            dot_acc += np.einsum("rnd,rnd->rn", g_all, x)
+            sum_acc += g_all
+            if t == marks[next_mark]:
+                dots.append(dot_acc.copy())
+                sums.append(sum_acc.copy())
+                next_mark = min(next_mark + 1, marks.size - 1)
+        a = schedule.at(t)
+        sigma, bound = sigmas[t - 1], params.sensitivity_bound(t, n, dim)
+        if params.noise_draw == "per_node":
+            q = x.copy() if sigma == 0 else laplace_mechanism(x, bound, sigma, rng, ledger=ledger, iteration=t,
+                                                              label="q_t = x_t + xi_t (Algorithm 1 line 4)")
+            z = mix(a, q, x, params.self_copy)
+        else:  # one draw per (receiver, sender): the sender's iterate released once per receiver
+            copies = np.repeat(x, n, axis=0)  # (R*N_receivers, N_senders, d)
+            q_links = copies.copy() if sigma == 0 else laplace_mechanism(copies, bound, sigma, rng, ledger=ledger,
+                                                                         iteration=t, label="per-link q_t^{j->i}")
+            q_links = q_links.reshape(replicas, n, n, dim)  # (R, receiver, sender, d)
+            z = np.einsum("ij,rijd->rid", a, q_links)
+            if params.self_copy == "clean":
+                z = z + np.diagonal(a)[None, :, None] * (x - q_links[:, np.arange(n), np.arange(n)])
+            q = q_links[:, np.arange(n), np.arange(n)]
+        g_own = costs.own_gradient(t, x)
+        x_next = params.mirror.step(z, g_own, alphas[t - 1], params.radius)
+        if keep:
+            kept["broadcasts"].append(q)
+            kept["mixed"].append(z)
+            kept["own_gradients"].append(g_own)
+            kept["iterates"].append(x_next)
+        x = x_next
+    if not np.all(np.isfinite(x)):
+        raise InvalidDataError("iterates became non-finite")
+    stacked = {k: np.stack(v) for k, v in kept.items()} if keep else {}
+    empty = np.zeros((0, replicas, n))
+    return DpdoNcRun(marks, np.stack(dots) if dots else empty, np.stack(sums) if sums else empty[..., None],
+                     sigmas, alphas, x, ledger, **stacked)
+
+
+def replay(costs: Costs, schedule: Schedule, params: DpdoNcParams, broadcasts: np.ndarray,
+           x1: np.ndarray) -> np.ndarray:
+    """The execution A^{-1}(F, O, X_1) of L190: iterates x_1..x_{T+1} (T+1, R, N, d) given the observed
+    broadcasts O = (q_1..q_T) (T, R, N, d) and the public X_1, on costs F (per_node reading)."""
+    x, path = np.asarray(x1, dtype=float), [np.asarray(x1, dtype=float)]
+    n = schedule.num_agents
+    for t, q in enumerate(broadcasts, start=1):
+        z = mix(schedule.at(t), q, x, params.self_copy)
+        x = params.mirror.step(z, costs.own_gradient(t, x), params.alpha(t, n), params.radius)
+        path.append(x)
+    return np.stack(path)

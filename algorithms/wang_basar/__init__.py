@@ -1,0 +1,2 @@
+"""Wang-Başar (seeds/003): the algorithm as printed, its baselines and its implementation contract.
+Imports `dpverify.algorithms.core` and this room only."""

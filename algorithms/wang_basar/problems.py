@@ -1,0 +1,119 @@
+"""The test problems of seeds/003 Sec. 6: decentralized estimation (6.1) and ICA (6.2), plus the
+harness's synthetic maximum-avoidance test (spec Sec. 7.3). Gradients are batched (R, m, d)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from dpverify.algorithms.core.errors import InvalidParameterError
+
+EXTENSIONS = ("radial_linear", "none")
+
+
+@dataclass(frozen=True, eq=False)
+class Estimation:
+    """f_i(theta) = ||Y_i - M theta||^2 + kappa ||theta||^3 (L556), kappa = -0.1 (L560), M and Y_i of L562.
+
+    Outside the box B = [-8,4]x[-3,3] the paper "manipulates f_i to increase linearly with ||theta||"
+    without giving the construction (L574). Harness default (spec P8), as a gradient oracle:
+    grad f~_i(theta) = grad f_i(P_B theta) + c min(dist/delta_r, 1) (theta - P_B theta)/dist."""
+
+    measurements: np.ndarray   # (m, s): Y_i
+    matrix: np.ndarray         # (s, d): M
+    kappa: float = -0.1
+    low: tuple = (-8.0, -3.0)
+    high: tuple = (4.0, 3.0)
+    extension: str = "radial_linear"
+    ext_c: float = 30.0
+    ext_delta_r: float = 0.05
+
+    def __post_init__(self) -> None:
+        if self.extension not in EXTENSIONS:
+            raise InvalidParameterError(f"extension must be one of {EXTENSIONS}; got {self.extension!r}")
+        if not (self.ext_c > 0 and self.ext_delta_r > 0):
+            raise InvalidParameterError(f"ext_c and ext_delta_r must be > 0; got {self.ext_c}, {self.ext_delta_r}")
+
+    @classmethod
+    def as_printed(cls, **options) -> "Estimation":
+        matrix = np.array([[1.0, 0.0], [0.0, 2.0], [0.0, 0.0]])                     # L562
+        measurements = np.arange(1, 6)[:, None] * np.array([1 / 3, 2 / 3, 0.0])      # Y_i = i [1/3, 2/3, 0]
+        return cls(measurements, matrix, **options)
+
+    @property
+    def num_agents(self) -> int:
+        return self.measurements.shape[0]
+
+    def local_gradients_inside(self, theta: np.ndarray) -> np.ndarray:
+        """grad f_i(theta_i) = -2 M^T Y_i + 2 M^T M theta + 3 kappa ||theta|| theta (L566); theta (..., m, d)."""
+        radius = np.linalg.norm(theta, axis=-1, keepdims=True)
+        return (-2.0 * self.measurements @ self.matrix + 2.0 * theta @ (self.matrix.T @ self.matrix)
+                + 3.0 * self.kappa * radius * theta)
+
+    def local_gradients(self, states: np.ndarray) -> np.ndarray:
+        """The oracle of the algorithms: (R, m, d) -> (R, m, d), with the extension outside B."""
+        if self.extension == "none":
+            return self.local_gradients_inside(states)
+        projected = np.clip(states, self.low, self.high)
+        gradient = self.local_gradients_inside(projected)
+        outward = states - projected
+        distance = np.linalg.norm(outward, axis=-1, keepdims=True)
+        scale = self.ext_c * np.minimum(distance / self.ext_delta_r, 1.0) / np.maximum(distance, 1e-300)
+        return gradient + scale * outward
+
+    def gradient(self, theta: np.ndarray) -> np.ndarray:
+        """grad F~ of the aggregate F = (1/m) sum_i f_i (L572) at points theta (..., d)."""
+        theta = np.asarray(theta, dtype=float)
+        stacked = np.broadcast_to(theta[..., None, :], theta.shape[:-1] + (self.num_agents, theta.shape[-1]))
+        return self.local_gradients(stacked).mean(axis=-2)
+
+    def objective(self, theta: np.ndarray) -> np.ndarray:
+        """F(theta) on B (the unmodified function), theta (..., d)."""
+        theta = np.asarray(theta, dtype=float)
+        fitted = theta @ self.matrix.T                                                     # (..., s)
+        residual = self.measurements - fitted[..., None, :]                                 # (..., m, s)
+        return np.mean(np.sum(residual**2, axis=-1), axis=-1) + self.kappa * np.linalg.norm(theta, axis=-1) ** 3
+
+    def hessian(self, theta: np.ndarray) -> np.ndarray:
+        """The true Hessian of F on B: 2 M^T M + 3 kappa (||theta|| I + theta theta^T/||theta||) (theta != 0)."""
+        theta = np.asarray(theta, dtype=float)
+        radius = np.linalg.norm(theta)
+        return 2.0 * self.matrix.T @ self.matrix + 3.0 * self.kappa * (radius * np.eye(theta.size) + np.outer(theta, theta) / radius)
+
+    def printed_hessian(self, theta: np.ndarray) -> np.ndarray:
+        """L570 as printed: 2 M^T M - 3 kappa ||theta|| I_2 + 3 kappa theta theta^T / ||theta||."""
+        theta = np.asarray(theta, dtype=float)
+        radius = np.linalg.norm(theta)
+        return 2.0 * self.matrix.T @ self.matrix - 3.0 * self.kappa * radius * np.eye(theta.size) + 3.0 * self.kappa * np.outer(theta, theta) / radius
+
+
+@dataclass(frozen=True, eq=False)
+class Ica:
+    """min_{||u|| = 1} -sign(mu4 - 3) E[(u^T Y)^4] (L593-L597) on agent i's samples Y (m, n_i, d).
+    With Rademacher sources mu4 = 1, so the task is min (1/n_i) sum (u^T Y_j)^4. The sphere constraint is
+    handled by the Riemannian gradient (I - u u^T) grad f_i and a renormalization after mixing (spec P15)."""
+
+    samples: np.ndarray   # (m, n_i, d)
+    sign: float = 1.0     # -sign(mu4 - 3)
+
+    def local_gradients(self, states: np.ndarray) -> np.ndarray:
+        projections = np.einsum("mnd,rmd->rmn", self.samples, states)
+        euclidean = self.sign * 4.0 * np.einsum("rmn,mnd->rmd", projections**3, self.samples) / self.samples.shape[1]
+        radial = np.sum(euclidean * states, axis=-1, keepdims=True)
+        return euclidean - radial * states
+
+    @staticmethod
+    def renormalize(states: np.ndarray) -> np.ndarray:
+        return states / np.linalg.norm(states, axis=-1, keepdims=True)
+
+
+@dataclass(frozen=True, eq=False)
+class QuarticMaximumTest:
+    """Harness test (spec Sec. 7.3): f_i(theta) = sum_j (theta_j^4/4 - theta_j^2/2) + b_i^T theta with
+    sum_i b_i = 0: F has a strict local maximum at 0, strict saddles at (0, +-1), (+-1, 0), minima at (+-1, +-1)."""
+
+    offsets: np.ndarray   # (m, d), rows sum to zero
+
+    def local_gradients(self, states: np.ndarray) -> np.ndarray:
+        return states**3 - states + self.offsets

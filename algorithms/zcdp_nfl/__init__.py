@@ -1,0 +1,2 @@
+"""zCDP-NFL (seeds/004): the algorithm as printed, its baselines and its implementation contract.
+Imports `dpverify.algorithms.core` and this room only."""

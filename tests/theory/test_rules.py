@@ -1,0 +1,140 @@
+"""Known answers for every rule (theory/rules.py): a true case confirms, a false case refutes, and
+for the statistical rules, over 400 seeds of a true null on the boundary, the refute rate (and for
+equivalence the false-confirm rate) stays within the stated level. Each of those rate assertions is a
+one-sided binomial test at 0.001: a valid rule fails it with probability at most 0.001, and the
+seeds are fixed, so the outcome is reproducible."""
+
+import numpy as np
+import pytest
+import scipy.stats
+
+from dpverify.theory import rules
+from dpverify.theory.claims import Check, Measurement, Method, Verdict
+from dpverify.theory.execution import CheckContext
+from dpverify.theory.stats import SIGNIFICANCE, mean_interval
+
+SEEDS = 400
+META_LEVEL = 0.001
+
+
+def decide(rule, **values):
+    return rule.decide(Measurement("known answer", values))
+
+
+def assert_rate_within_level(events: int, level: float) -> None:
+    p = scipy.stats.binomtest(events, SEEDS, level, alternative="greater").pvalue
+    assert p > META_LEVEL, f"{events}/{SEEDS} = {events / SEEDS:.3f} exceeds the level {level}"
+
+
+def test_significance_is_set_once():
+    assert rules.SIGNIFICANCE == SIGNIFICANCE == 0.05
+
+
+def test_exact():
+    assert decide(rules.exact(), holds=True) == Verdict.CONFIRMED
+    assert decide(rules.exact(), holds=False) == Verdict.REFUTED
+
+
+def test_within_tolerance():
+    rule = rules.within_tolerance(1e-6)
+    assert decide(rule, excess=-3.0, scale=2.0) == Verdict.CONFIRMED
+    assert decide(rule, excess=1.5e-6, scale=2.0) == Verdict.CONFIRMED     # 1.5e-6 <= 1e-6 * 2
+    assert decide(rule, excess=3e-6, scale=2.0) == Verdict.REFUTED
+    assert decide(rules.within_tolerance(0.0, relative=False), excess=[0.0, 1e-12]) == Verdict.REFUTED
+
+
+def test_interval_rules_known_answers():
+    below, above = rules.interval_below(1.0), rules.interval_above(1.0)
+    assert decide(below, intervals={"a": (0.2, 0.8), "b": (0.5, 0.9)}) == Verdict.CONFIRMED
+    assert decide(below, intervals={"a": (0.2, 0.8), "b": (1.0, 1.3)}) == Verdict.REFUTED
+    assert decide(below, intervals={"a": (0.2, 1.2)}) == Verdict.INCONCLUSIVE
+    assert decide(above, intervals={"a": (1.1, 1.4)}) == Verdict.CONFIRMED
+    assert decide(above, intervals={"a": (0.1, 0.9)}) == Verdict.REFUTED
+    assert decide(above, intervals={"a": (0.9, 1.1)}) == Verdict.INCONCLUSIVE
+
+
+def test_interval_below_null_refute_rate():
+    """The claim 'mean < 1' at its boundary (true mean exactly 1): refuted at most at the level."""
+    rule = rules.interval_below(1.0)
+    refuted = 0
+    for seed in range(SEEDS):
+        sample = np.random.default_rng(seed).normal(1.0, 1.0, size=30)
+        refuted += decide(rule, intervals={"mean": mean_interval(sample)}) == Verdict.REFUTED
+    assert_rate_within_level(refuted, SIGNIFICANCE)
+
+
+def test_paired_dominance_known_answers():
+    rule = rules.paired_dominance()
+    assert decide(rule, p_claimed=[1e-4, 1e-3, 0.01], p_opposite=[0.99, 0.9, 0.8]) == Verdict.CONFIRMED
+    assert decide(rule, p_claimed=[0.9, 1e-3], p_opposite=[1e-4, 0.9]) == Verdict.REFUTED
+    assert decide(rule, p_claimed=[0.2, 1e-3], p_opposite=[0.8, 0.9]) == Verdict.INCONCLUSIVE
+    # Holm: three p-values of 0.02 are not all significant at a family-wise 0.05
+    assert decide(rule, p_claimed=[0.02, 0.02, 0.02], p_opposite=[0.9] * 3) == Verdict.INCONCLUSIVE
+
+
+def test_paired_dominance_null_refute_rate():
+    """A beats B at three grid points, at the boundary (A = B in law): refuted at most at the level."""
+    rule = rules.paired_dominance()
+    a, b = np.stack([np.random.default_rng(seed).normal(size=(2, 3, 20)) for seed in range(SEEDS)], axis=1)
+    claimed = scipy.stats.ttest_rel(a, b, axis=-1, alternative="less").pvalue        # (SEEDS, 3)
+    opposite = scipy.stats.ttest_rel(a, b, axis=-1, alternative="greater").pvalue
+    refuted = sum(decide(rule, p_claimed=c, p_opposite=o) == Verdict.REFUTED for c, o in zip(claimed, opposite))
+    assert_rate_within_level(refuted, SIGNIFICANCE)
+
+
+def test_equivalence_known_answers():
+    rule = rules.equivalence(0.1)
+    assert decide(rule, intervals={"d": (-0.05, 0.04)}) == Verdict.CONFIRMED
+    assert decide(rule, intervals={"d": (0.12, 0.3)}) == Verdict.REFUTED
+    assert decide(rule, intervals={"d": (-0.05, 0.2)}) == Verdict.INCONCLUSIVE
+    with pytest.raises(ValueError):
+        rules.equivalence(0.0)
+
+
+@pytest.mark.parametrize("difference, wrong", [(0.1, Verdict.CONFIRMED), (0.0, Verdict.REFUTED)])
+def test_equivalence_error_rates(difference, wrong):
+    """At the margin the claim is false: confirmed at most at the level (TOST). Inside it the claim is
+    true: never refuted beyond the level."""
+    rule = rules.equivalence(0.1)
+    errors = 0
+    for seed in range(SEEDS):
+        d = np.random.default_rng(seed).normal(difference, 0.2, size=50)
+        errors += decide(rule, intervals={"d": mean_interval(d, 2 * SIGNIFICANCE)}) == wrong
+    assert_rate_within_level(errors, SIGNIFICANCE)
+
+
+def test_audit_lower_bound_never_confirms():
+    rule = rules.audit_lower_bound()
+    assert decide(rule, epsilon_lower_bound=1.3, claimed_epsilon=1.0) == Verdict.REFUTED
+    assert decide(rule, epsilon_lower_bound=0.9, claimed_epsilon=1.0) == Verdict.INCONCLUSIVE
+
+
+def test_rule_is_printed_as_data():
+    record = rules.interval_below(0.6).as_record()
+    assert record["name"] == "interval-below" and record["parameters"] == {"limit": 0.6, "level": SIGNIFICANCE}
+    assert "0.6" in record["sentence"]
+
+
+def test_check_declares_its_needs():
+    calls = []
+    check = Check("fig", Method.STATISTICAL, lambda context: calls.append(1) or Measurement("m", {"holds": True}),
+                  rule=rules.exact(), needs=("figure-1",))
+    result = check.execute(CheckContext())
+    assert result.verdict == Verdict.NOT_RUN and "figure-1 not reproduced" in result.evidence.summary and not calls
+    result = check.execute(CheckContext(experiments={"figure-1": None}))
+    assert result.verdict == Verdict.CONFIRMED and calls == [1] and result.rule.name == "exact"
+
+
+def test_mean_interval_matches_statsmodels():
+    from statsmodels.stats.weightstats import DescrStatsW
+
+    sample = np.random.default_rng(7).normal(2.0, 3.0, size=25)
+    assert np.allclose(mean_interval(sample, 0.05), DescrStatsW(sample).tconfint_mean(0.05), rtol=1e-12)
+
+
+def test_check_needs_any_of_several():
+    check = Check("fig", Method.STATISTICAL, lambda context: Measurement("m", {"holds": True}), rule=rules.exact(),
+                  needs=(("figure-1", "long-horizon"),))
+    missing = check.execute(CheckContext())
+    assert missing.verdict == Verdict.NOT_RUN and "figure-1 or long-horizon not reproduced" in missing.evidence.summary
+    assert check.execute(CheckContext(experiments={"long-horizon": None})).verdict == Verdict.CONFIRMED

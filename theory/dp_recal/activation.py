@@ -1,0 +1,180 @@
+"""Checks of the activation claims of DP-RECAL: Lemma 1, Definition 2, Lemma 2 (seeds/001 v1:L288-L310, App. B).
+
+The walk is the one the algorithm performs: the holders i_k of `run_recal` (i_1 uniform, spec §6).
+Each check is `(context) -> (Verdict, Evidence)`; criteria and levels are fixed module constants.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import sympy as sp
+from scipy import stats
+
+from dpverify.algorithms.core.network import Network
+from dpverify.algorithms.core.problems import LocalData
+from dpverify.algorithms.dp_recal.algorithm import (
+    RecalParams,
+    paper_beta,
+    run_recal,
+    uniform_transition_matrix,
+)
+from dpverify.algorithms.dp_recal.composite import CompositeProblem
+from dpverify.theory.claims import Evidence, Verdict
+from dpverify.theory.dp_recal.operators import check_graphs, lemma1_g, walk_marginals
+from dpverify.theory.execution import CheckContext, task_seed_sequence
+from dpverify.theory.stats import holm
+
+NUM_AGENTS = 7                 # odd: the ring is aperiodic; star and path stay bipartite (periodic)
+SIGNIFICANCE = 0.01            # family-wise level of each check (Holm over its tests)
+MARGINAL_ITERATIONS = (1, 2, 3, 10, 11, 40, 41)
+# (replicas, horizon) of the walks: marginals need many independent walks, long-run frequencies long ones
+MARGINAL_SIZES = {"quick": (2000, 41), "paper": (20000, 41)}
+LONG_RUN_SIZES = {"quick": (40, 1500), "paper": (200, 10000)}
+
+
+def _walk_problem(n: int) -> tuple[CompositeProblem, LocalData]:
+    """A 1-dimensional dummy problem: only the holders of run_recal are used here."""
+    return CompositeProblem(lasso=0.0), LocalData(np.ones((n, 1, 1)), np.ones((n, 1)))
+
+
+def _holders(context: CheckContext, replicas: int, horizon: int, tag: str) -> dict[str, np.ndarray]:
+    def simulate() -> dict[str, np.ndarray]:
+        rng = np.random.default_rng(task_seed_sequence(context.root_seed, f"dp-recal/activation/{tag}"))
+        problem, data = _walk_problem(NUM_AGENTS)
+        params = RecalParams(np.full(NUM_AGENTS, 0.5), paper_beta(NUM_AGENTS))
+        out = {}
+        for name, network in _graphs(context).items():
+            run = run_recal(problem, data, network, params, replicas=replicas, rng=rng, horizon=horizon,
+                            keep_transcript=False, keep_x=False)
+            out[name] = run.holders                      # (K, R): i_k per replica, i_1 uniform
+        return out
+    return context.memoized(f"dp-recal/activation/{tag}/{replicas}/{horizon}", simulate)
+
+
+def _graphs(context: CheckContext) -> dict[str, Network]:
+    rng = np.random.default_rng(task_seed_sequence(context.root_seed, "dp-recal/activation/graphs"))
+    return context.memoized("dp-recal/activation/graphs", lambda: check_graphs(NUM_AGENTS, rng))
+
+
+def _exact_lemma1(network: Network) -> tuple[list, list, bool]:
+    """Lemma 1's g in exact rational arithmetic, the stationary law D1/1^T D1, and whether the printed
+    proof's balance equation g_i = sum_{j != i} P_ij g_j (App. B, v1:L711) holds for it."""
+    A = sp.Matrix(network.adjacency.astype(int).tolist())
+    n = A.shape[0]
+    degrees = [sum(A.row(i)) for i in range(n)]
+    D_inv = sp.diag(*[sp.Rational(1, d) for d in degrees])
+    L = sp.diag(*degrees) - A
+    ones = sp.ones(n, 1)
+    g = (D_inv * L * L * D_inv + ones * ones.T).LUsolve(ones)                 # v1:L298
+    pi = sp.Matrix([sp.Rational(d, sum(degrees)) for d in degrees])
+    P = D_inv * A
+    printed_balance = all(g[i] == sum(P[i, j] * g[j] for j in range(n) if j != i) for i in range(n))
+    return list(g), list(pi), printed_balance
+
+
+def check_lemma1_formula(context: CheckContext) -> tuple[Verdict, Evidence]:
+    """Lemma 1 exactly (sympy, rationals): g of the printed formula equals the walk's stationary law
+    D1/(1^T D 1) and is > 0, on ring, complete, star, path and a random graph (n = 7)."""
+    rows = {}
+    for name, network in _graphs(context).items():
+        g, pi, printed_balance = _exact_lemma1(network)
+        rows[name] = {"g": [str(v) for v in g], "equals_stationary": g == pi, "positive": all(v > 0 for v in g),
+                      "printed_proof_balance_holds": printed_balance}
+    ok = all(r["equals_stationary"] and r["positive"] for r in rows.values())
+    broken = [name for name, r in rows.items() if not r["printed_proof_balance_holds"]]
+    summary = (f"g = (D^-1 L^2 D^-1 + 11^T)^-1 1 equals D1/1^T D1 exactly and is > 0 on {len(rows)} graphs: {ok}; "
+               f"the proof's first equation g_i = sum_(j != i) P_ij g_j fails on {broken or 'none'} "
+               "(the stationary equation is g_i = sum_j P_ji g_j, which (19) uses)")
+    return (Verdict.CONFIRMED if ok else Verdict.REFUTED), Evidence(summary, {"graphs": rows, "n": NUM_AGENTS})
+
+
+def check_lemma1_long_run_frequencies(context: CheckContext) -> tuple[Verdict, Evidence]:
+    """Time-average activation frequencies of run_recal's walk vs g: per agent, the mean over independent
+    replicas of tau_i(K)/K with a t-interval; Bonferroni over agents and graphs at SIGNIFICANCE."""
+    replicas, horizon = LONG_RUN_SIZES[context.profile]
+    holders = _holders(context, replicas, horizon, "long-run")
+    graphs = _graphs(context)
+    tests = len(graphs) * NUM_AGENTS
+    critical = stats.t.ppf(1 - SIGNIFICANCE / (2 * tests), replicas - 1)
+    rows, ok = {}, True
+    for name, walk in holders.items():
+        frequencies = (walk[..., None] == np.arange(NUM_AGENTS)).mean(axis=0)        # (R, n)
+        mean, half = frequencies.mean(axis=0), critical * frequencies.std(axis=0, ddof=1) / np.sqrt(replicas)
+        g = lemma1_g(graphs[name])
+        inside = np.abs(mean - g) <= half + 1e-12  # rounding of g (a star's centre has sd 0)
+        ok &= bool(inside.all())
+        rows[name] = {"g": g.round(4).tolist(), "frequency": mean.round(4).tolist(),
+                      "max_abs_deviation": float(np.abs(mean - g).max()), "all_inside": bool(inside.all())}
+    summary = (f"long-run frequencies of the walk (K = {horizon}, {replicas} replicas) "
+               f"{'match' if ok else 'differ from'} g on every graph (simultaneous {1 - SIGNIFICANCE:.0%} t-intervals)")
+    return (Verdict.CONFIRMED if ok else Verdict.REFUTED), Evidence(summary, {"graphs": rows})
+
+
+def check_activation_probability_each_iteration(context: CheckContext) -> tuple[Verdict, Evidence]:
+    """Definition 2(2) / Lemma 1 read as printed: P(eta_i^k = 1) = g_i "in each iteration". Over independent
+    walks of run_recal (i_1 uniform), chi-square goodness of fit of i_k to g at several k; Holm at SIGNIFICANCE.
+    The exact marginals p_k = p_1 P^(k-1) are reported next to the test."""
+    replicas, horizon = MARGINAL_SIZES[context.profile]
+    holders = _holders(context, replicas, horizon, "marginals")
+    graphs = _graphs(context)
+    keys, p_values, rows = [], [], {}
+    for name, walk in holders.items():
+        g = lemma1_g(graphs[name])
+        exact = walk_marginals(uniform_transition_matrix(graphs[name]), np.full(NUM_AGENTS, 1 / NUM_AGENTS), horizon)
+        for k in MARGINAL_ITERATIONS:
+            counts = np.bincount(walk[k - 1], minlength=NUM_AGENTS)
+            p = stats.chisquare(counts, replicas * g).pvalue
+            keys.append((name, k))
+            p_values.append(p)
+            rows[f"{name}/k={k}"] = {"p_value": float(p), "exact_max_abs(p_k - g)": float(np.abs(exact[k - 1] - g).max())}
+    rejected = holm(np.array(p_values), SIGNIFICANCE)
+    failing = sorted({name for (name, _), r in zip(keys, rejected) if r})
+    summary = (f"P(i_k = i) = g_i at every k rejected (Holm, level {SIGNIFICANCE}) on {failing}: "
+               "g is the stationary law, reached only as k -> infinity, and never on the bipartite (periodic) graphs"
+               if failing else f"P(i_k = i) = g_i not rejected at k in {MARGINAL_ITERATIONS} on any graph")
+    return (Verdict.REFUTED if failing else Verdict.CONFIRMED), Evidence(
+        summary, {"tests": rows, "replicas": replicas, "first_holder": "uniform", "level": SIGNIFICANCE})
+
+
+def check_lemma2_idempotent(context: CheckContext) -> tuple[Verdict, Evidence]:
+    """(E^k)^t = E^k for t = 1..5 on the activation matrices E^k = diag(E~ (x) I_q, I_q, E~ (x) I_q) of sampled
+    holders (exact 0/1 arithmetic)."""
+    q = 2
+    holders = _holders(context, *MARGINAL_SIZES[context.profile], "marginals")["random"][:, :5].ravel()
+    ok = True
+    for agent in np.unique(holders):
+        Et = np.diag((np.arange(NUM_AGENTS) == agent).astype(float))
+        E = np.block([[np.kron(Et, np.eye(q)), np.zeros((NUM_AGENTS * q, q + NUM_AGENTS * q))],
+                      [np.zeros((q, NUM_AGENTS * q)), np.eye(q), np.zeros((q, NUM_AGENTS * q))],
+                      [np.zeros((NUM_AGENTS * q, NUM_AGENTS * q + q)), np.kron(Et, np.eye(q))]])
+        ok &= all(np.array_equal(np.linalg.matrix_power(E, t), E) for t in range(1, 6))
+    return (Verdict.CONFIRMED if ok else Verdict.REFUTED), Evidence(
+        f"E^k idempotent for every sampled holder: {ok}", {"agents": np.unique(holders).tolist()})
+
+
+def check_lemma2_conditional_expectation(context: CheckContext) -> tuple[Verdict, Evidence]:
+    """E_k[E~^{k+1}] = Pi~ = diag(g): given F_k, the next holder should be distributed as g whatever i_k.
+    For the walk the law of i_{k+1} given i_k is row i_k of P (Markov property), so the transition counts
+    from each state are multinomial; chi-square of each row vs g, Holm over rows and graphs at SIGNIFICANCE."""
+    replicas, horizon = LONG_RUN_SIZES[context.profile]
+    holders = _holders(context, replicas, horizon, "long-run")
+    graphs = _graphs(context)
+    p_values, rows = [], {}
+    stay_count = stay_total = 0
+    for name, walk in holders.items():
+        g = lemma1_g(graphs[name])
+        transitions = np.zeros((NUM_AGENTS, NUM_AGENTS))
+        np.add.at(transitions, (walk[:-1].ravel(), walk[1:].ravel()), 1)
+        stay_count += int(np.trace(transitions))
+        stay_total += int(transitions.sum())
+        for i in range(NUM_AGENTS):
+            if transitions[i].sum() > 0:
+                p_values.append(stats.chisquare(transitions[i], transitions[i].sum() * g).pvalue)
+        rows[name] = {"empirical_P_row0": (transitions[0] / transitions[0].sum()).round(3).tolist(),
+                      "g": g.round(3).tolist()}
+    rejected = holm(np.array(p_values), SIGNIFICANCE)
+    summary = (f"E_k[E~^(k+1)] = diag(g) rejected for {int(rejected.sum())}/{len(p_values)} (graph, i_k) rows "
+               f"(Holm, level {SIGNIFICANCE}); the holder never keeps the baton ({stay_count}/{stay_total} "
+               "self-transitions) while Pi~ gives it probability g_(i_k) > 0: E_k[E~^(k+1)] = diag(P[i_k, :])")
+    return (Verdict.REFUTED if rejected.any() else Verdict.CONFIRMED), Evidence(
+        summary, {"graphs": rows, "self_transitions": stay_count, "transitions": stay_total})

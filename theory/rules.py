@@ -1,0 +1,154 @@
+"""Rules decide: a named rule with its parameters turns a check's Measurement into a verdict.
+
+A check measures (theory/claims.py `Measurement`); a rule from this module decides. Every rule is
+data: a name, its parameters and one sentence the report prints beside the evidence ("refuted if
+...; confirmed if ..."). The statistical rules share one family-wise level, SIGNIFICANCE; a rule
+that tests several hypotheses controls the family with Holm's step-down procedure. Each rule has
+known-answer tests (tests/theory/test_rules.py): true cases confirm, false cases refute, and under
+a true null its refute rate over many seeds stays at or below its stated level.
+
+What a rule reads from a measurement is named in its docstring (keys of `Measurement.values`).
+"""
+
+from __future__ import annotations
+
+import enum
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from dpverify.algorithms.core.errors import InvalidParameterError
+from dpverify.theory.stats import SIGNIFICANCE, holm
+
+if TYPE_CHECKING:
+    from dpverify.theory.claims import Measurement
+
+class Verdict(enum.StrEnum):
+    CONFIRMED = "confirmed"
+    REFUTED = "refuted"
+    INCONCLUSIVE = "inconclusive"
+    NOT_RUN = "not-run"
+
+
+@dataclass(frozen=True)
+class Rule:
+    """A decision as data. `decide(measurement)` returns the verdict; `sentence` says how."""
+
+    name: str
+    parameters: Mapping[str, Any]
+    sentence: str
+    decide: Callable[[Measurement], Verdict] = field(repr=False, compare=False)
+
+    def as_record(self) -> dict[str, Any]:
+        return {"name": self.name, "parameters": dict(self.parameters), "sentence": self.sentence}
+
+
+def _require(measurement: Measurement, *keys: str) -> list[Any]:
+    missing = [key for key in keys if key not in measurement.values]
+    if missing:
+        raise KeyError(f"the measurement lacks {', '.join(missing)}, which the rule reads")
+    return [measurement.values[key] for key in keys]
+
+
+def exact() -> Rule:
+    """An exact computation (sympy identity, certified optimum, a counterexample search over a finite
+    set): reads `holds` (bool). Confirmed when it holds, refuted when it does not."""
+    def decide(measurement):
+        (holds,) = _require(measurement, "holds")
+        return Verdict.CONFIRMED if bool(holds) else Verdict.REFUTED
+    return Rule("exact", {}, "confirmed if the exact computation holds; refuted if it does not", decide)
+
+
+def within_tolerance(tolerance: float, *, relative: bool = True) -> Rule:
+    """A numerical identity or bound: reads `excess` (how far the measured value is past what the
+    paper allows; <= 0 means it holds), and `scale` for a relative tolerance. Confirmed when the
+    excess is within the tolerance, refuted otherwise."""
+    if not tolerance >= 0:
+        raise InvalidParameterError(f"tolerance must be >= 0; got {tolerance}")
+
+    def decide(measurement):
+        excess, = _require(measurement, "excess")
+        allowed = tolerance * (abs(measurement.values.get("scale", 1.0)) if relative else 1.0)
+        return Verdict.CONFIRMED if np.max(excess) <= allowed else Verdict.REFUTED
+    kind = "relative" if relative else "absolute"
+    return Rule("within-tolerance", {"tolerance": tolerance, "kind": kind},
+                f"confirmed if the measured value exceeds the paper's by at most {tolerance:g} ({kind}); "
+                "refuted otherwise", decide)
+
+
+def interval_below(limit: float, *, level: float = SIGNIFICANCE) -> Rule:
+    """A claimed upper limit on an estimated quantity: reads `intervals`, a mapping label -> (low,
+    high) of two-sided (1 - level) confidence intervals. Confirmed if every interval lies below the
+    limit, refuted if any lies at or above it, inconclusive otherwise."""
+    def decide(measurement):
+        (intervals,) = _require(measurement, "intervals")
+        if any(low >= limit for low, _ in intervals.values()):
+            return Verdict.REFUTED
+        return Verdict.CONFIRMED if all(high < limit for _, high in intervals.values()) else Verdict.INCONCLUSIVE
+    return Rule("interval-below", {"limit": limit, "level": level},
+                f"confirmed if every {1 - level:.0%} interval lies below {limit:g}; refuted if any lies at or above it",
+                decide)
+
+
+def interval_above(limit: float, *, level: float = SIGNIFICANCE) -> Rule:
+    """The mirror image of interval_below: confirmed if every interval lies above the limit."""
+    def decide(measurement):
+        (intervals,) = _require(measurement, "intervals")
+        if any(high <= limit for _, high in intervals.values()):
+            return Verdict.REFUTED
+        return Verdict.CONFIRMED if all(low > limit for low, _ in intervals.values()) else Verdict.INCONCLUSIVE
+    return Rule("interval-above", {"limit": limit, "level": level},
+                f"confirmed if every {1 - level:.0%} interval lies above {limit:g}; refuted if any lies at or below it",
+                decide)
+
+
+def paired_dominance(*, level: float = SIGNIFICANCE) -> Rule:
+    """An ordering across a grid (A better than B at every point): reads `p_claimed` and
+    `p_opposite`, one-sided p-values per comparison for the claimed and the opposite direction.
+    Holm over the comparisons in each direction: refuted if any opposite is significant, confirmed
+    if every claimed comparison is, inconclusive otherwise."""
+    def decide(measurement):
+        p_claimed, p_opposite = _require(measurement, "p_claimed", "p_opposite")
+        if len(p_opposite) and holm(p_opposite, level).any():
+            return Verdict.REFUTED
+        return Verdict.CONFIRMED if len(p_claimed) and holm(p_claimed, level).all() else Verdict.INCONCLUSIVE
+    return Rule("paired-dominance", {"level": level, "correction": "Holm"},
+                f"refuted if any comparison is significant against the claim (one-sided, Holm, family-wise "
+                f"{level:g}); confirmed if every comparison is significant for it", decide)
+
+
+def equivalence(margin: float, *, level: float = SIGNIFICANCE) -> Rule:
+    """'Comparable' / 'about the same' (TOST): reads `intervals`, label -> (low, high) of (1 - 2 level)
+    intervals of a difference (so each one-sided test has the level). Confirmed if every interval
+    lies inside (-margin, margin), refuted if any lies entirely outside, inconclusive otherwise."""
+    if not margin > 0:
+        raise InvalidParameterError(f"an equivalence margin must be > 0; got {margin}")
+
+    def decide(measurement):
+        (intervals,) = _require(measurement, "intervals")
+        if any(low >= margin or high <= -margin for low, high in intervals.values()):
+            return Verdict.REFUTED
+        inside = all(-margin < low and high < margin for low, high in intervals.values())
+        return Verdict.CONFIRMED if inside else Verdict.INCONCLUSIVE
+    return Rule("equivalence", {"margin": margin, "level": level},
+                f"confirmed if every {1 - 2 * level:.0%} interval of the difference lies within ±{margin:g} (TOST at "
+                f"{level:g}); refuted if any lies entirely outside it", decide)
+
+
+def audit_lower_bound(claimed_epsilon_key: str = "claimed_epsilon") -> Rule:
+    """An empirical privacy audit: reads `epsilon_lower_bound` (a valid lower bound at the audit's
+    confidence) and the claimed epsilon. Refuted if the bound exceeds the claim; otherwise
+    inconclusive ('not refuted at N samples'): an audit alone never confirms privacy."""
+    def decide(measurement):
+        bound, claimed = _require(measurement, "epsilon_lower_bound", claimed_epsilon_key)
+        return Verdict.REFUTED if bound > claimed else Verdict.INCONCLUSIVE
+    return Rule("audit-lower-bound", {"claimed": claimed_epsilon_key},
+                "refuted if the audit's lower bound on epsilon exceeds the claimed epsilon; otherwise not refuted "
+                "(an audit cannot confirm privacy)", decide)
+
+
+def holm_rejections(p_values: Sequence[float], level: float = SIGNIFICANCE) -> np.ndarray:
+    """Which of a family of hypotheses Holm rejects at the shared level (for checks that report them)."""
+    return holm(p_values, level)

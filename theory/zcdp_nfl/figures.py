@@ -1,0 +1,64 @@
+"""Checks of what Sec. 5 of zCDP-NFL says its figures show, on the reproduced results.
+
+The results table comes from reproductions (context.experiments[figure id]); without it the
+claims are not-run. Comparisons are paired (same graph, data and replica index), at n = T, by a
+one-sided Wilcoxon signed-rank test per eps, Holm-corrected across eps (family = one claim).
+Decision: confirmed if the claimed direction is significant at every eps; refuted if the opposite
+direction is significant at some eps; otherwise inconclusive (too few runs to tell).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import numpy as np
+import pandas as pd
+
+from dpverify.theory.claims import Evidence, Verdict
+from dpverify.theory.execution import CheckContext
+from dpverify.theory.stats import holm, paired_comparison
+
+SIGNIFICANCE = 0.05  # family-wise, per claim
+
+
+def _final_pairs(results: pd.DataFrame, better: str, worse: str) -> dict[float, tuple[np.ndarray, np.ndarray]]:
+    final = results[results.iteration == results.iteration.max()]
+    pairs = {}
+    for epsilon, group in final.groupby("epsilon"):
+        table = group.pivot_table(index=["instance", "replica"], columns="algorithm", values="normalized_error")
+        if better in table and worse in table:
+            pairs[float(epsilon)] = (table[better].to_numpy(), table[worse].to_numpy())
+    return pairs
+
+
+def outperforms(figure: str, better: str, worse: str, caveat: str = "") -> Callable[[CheckContext], tuple[Verdict, Evidence]]:
+    """A check: `better` has a lower normalized error than `worse` at n = T, at every eps. `caveat`
+    names a harness default the comparison depends on; it is printed with the evidence."""
+
+    def check(context: CheckContext) -> tuple[Verdict, Evidence]:
+        if figure not in context.experiments:
+            return Verdict.NOT_RUN, Evidence(f"{figure} not reproduced in this run (`dpverify reproduce` checks it)")
+        pairs = _final_pairs(context.experiments[figure], better, worse)
+        if not pairs:
+            return Verdict.NOT_RUN, Evidence(f"{figure} has no paired runs of {better} and {worse}")
+        claimed = {eps: paired_comparison(a, b, alternative="less") for eps, (a, b) in pairs.items()}
+        opposite = {eps: paired_comparison(a, b, alternative="greater") for eps, (a, b) in pairs.items()}
+        claimed_reject = holm([r.p_value for r in claimed.values()], SIGNIFICANCE)
+        opposite_reject = holm([r.p_value for r in opposite.values()], SIGNIFICANCE)
+        values = {f"eps={eps:g}": {"p_claimed": r.p_value, "p_opposite": opposite[eps].p_value,
+                                   "median_ratio": float(np.median(pairs[eps][0] / pairs[eps][1])),
+                                   "fraction_better": r.fraction_less, "pairs": len(pairs[eps][0])}
+                  for eps, r in claimed.items()}
+        values["significance_familywise"] = SIGNIFICANCE
+        ratios = ", ".join(f"ε={eps:g}: {np.median(a / b):.2g}" for eps, (a, b) in pairs.items())
+        if any(opposite_reject):
+            verdict, what = Verdict.REFUTED, "the opposite is significant at some eps"
+        elif all(claimed_reject):
+            verdict, what = Verdict.CONFIRMED, "significant at every eps"
+        else:
+            verdict, what = Verdict.INCONCLUSIVE, "not significant at every eps with these runs"
+        values["caveat"] = caveat or "none"
+        return verdict, Evidence(f"{better} vs {worse}, median error ratio {ratios}; {what} "
+                                 f"(Wilcoxon, Holm, α={SIGNIFICANCE})" + (f". Caveat: {caveat}" if caveat else ""), values)
+
+    return check

@@ -1,0 +1,120 @@
+"""The zCDP-NFL experiment setup (seeds/004 Sec. 5), shared by the figures and the statistical checks.
+
+An `Instance` is one random network + dataset + problem with its certified centralized solution;
+`Settings` are the algorithm parameters (most are harness defaults, see the experiment TOMLs);
+`run_algorithm` calibrates an algorithm to a total (eps, delta) budget and runs it batched.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from dpverify.algorithms.core.errors import InvalidParameterError
+from dpverify.algorithms.core.network import Network, random_connected_network
+from dpverify.algorithms.core.problems import LocalData, Problem, boyd_l1_weight
+from dpverify.algorithms.core.synthetic import noisy_linear_observations
+from dpverify.algorithms.zcdp_nfl.algorithm import (
+    ClassicalGaussianSchedule,
+    NoNoise,
+    StepSchedule,
+    Trajectory,
+    ZcdpNflParams,
+    ZcdpSchedule,
+    run_zcdp_nfl,
+)
+from dpverify.algorithms.zcdp_nfl.baselines.p_admm import (
+    LinearDecayZcdpSchedule,
+    PAdmmParams,
+    run_p_admm,
+)
+from dpverify.algorithms.zcdp_nfl.baselines.subgradient_nfl import (
+    SubgradientNflParams,
+    run_subgradient_nfl,
+)
+from dpverify.theory.accounting import phi1_from_total, zcdp_from_dp
+from dpverify.theory.ground_truth import GroundTruth, solve_regression
+
+PROBLEMS = ("elastic_net", "lad", "ridge")
+ALGORITHMS = ("zcdp-nfl", "eps-delta-nfl", "zcdp-grad-nfl", "p-admm", "nonprivate-nfl")
+ALGORITHM_LABELS = {"zcdp-nfl": "zCDP-NFL", "eps-delta-nfl": "(ε,δ)DP-NFL", "zcdp-grad-nfl": "zCDP-grad-NFL",
+                    "p-admm": "P-ADMM", "nonprivate-nfl": "non-private NFL"}
+CERTIFICATE_TOLERANCE = 1e-6  # ground truth is used only when its optimality certificate holds to this
+
+
+@dataclass(frozen=True)
+class Instance:
+    network: Network
+    data: LocalData
+    problem: Problem
+    truth: GroundTruth
+
+    @property
+    def reference(self) -> np.ndarray:
+        return self.truth.solution
+
+
+@dataclass(frozen=True)
+class Settings:
+    rho: float
+    eta0: float
+    eta_power: float
+    tau: float
+    delta: float
+    c1: float
+    horizon: int
+    learning_rate: float = 0.05
+
+
+def make_problem(name: str, data: LocalData, lam: float, l2_weight: float = 1.0) -> Problem:
+    """seeds/004 Sec. 5: elastic net (L306), least absolute deviation (L313), ridge (L319)."""
+    if name == "elastic_net":  # lambda_1 = 0.001 ||X^T y||_inf "as in Boyd2010" (L306)
+        return Problem("squared", "elastic_net", lam, l1=boyd_l1_weight(data), l2=l2_weight)
+    if name == "lad":
+        return Problem("absolute", "none", lam)
+    if name == "ridge":
+        return Problem("squared", "l2", lam)
+    raise InvalidParameterError(f"unknown problem {name!r}; expected one of {', '.join(PROBLEMS)}")
+
+
+def build_instance(rng: np.random.Generator, *, problem: str, num_agents: int, num_edges: int, num_samples: int,
+                   dim: int, lam: float, l2_weight: float = 1.0, data_noise: str = "gaussian") -> Instance:
+    graph_rng, data_rng = rng.spawn(2)
+    network = random_connected_network(num_agents, num_edges, graph_rng)
+    data, _ = noisy_linear_observations(num_agents, num_samples, dim, data_rng, noise=data_noise)
+    task = make_problem(problem, data, lam, l2_weight)
+    truth = solve_regression(data.features, data.targets, task.loss, task.regularizer, task.lam, task.l1, task.l2)
+    return Instance(network, data, task, truth)
+
+
+def zcdp_budget(epsilon: float, settings: Settings) -> tuple[float, float]:
+    """Total rho for a target (eps, delta) (inverse of Bun-Steinke Prop. 1.3) and the phi^(1) that
+    spends it over T releases with phi^(n+1) = phi^(n)/tau (Corollary, L136)."""
+    rho_total = zcdp_from_dp(epsilon, settings.delta)
+    return rho_total, phi1_from_total(rho_total, settings.tau, settings.horizon)
+
+
+def run_algorithm(name: str, instance: Instance, settings: Settings, epsilon: float | None, *, replicas: int,
+                  rng: np.random.Generator, keep_iterates: bool = True, observer=None) -> Trajectory:
+    """Run one algorithm of Sec. 5, calibrated to the same total (eps, delta) (L302)."""
+    step = StepSchedule(settings.eta0, settings.eta_power)
+    common = dict(horizon=settings.horizon, replicas=replicas, rng=rng, keep_iterates=keep_iterates)
+    if name == "nonprivate-nfl" or epsilon is None:
+        noise = NoNoise()
+    elif name == "eps-delta-nfl":
+        noise = ClassicalGaussianSchedule(epsilon, settings.delta, settings.tau, settings.horizon)
+    else:
+        noise = ZcdpSchedule(zcdp_budget(epsilon, settings)[1], settings.tau)
+    if name in ("zcdp-nfl", "eps-delta-nfl", "nonprivate-nfl"):
+        params = ZcdpNflParams(rho=settings.rho, step=step, c1=settings.c1, noise=noise)
+        return run_zcdp_nfl(instance.problem, instance.data, instance.network, params, observer=observer, **common)
+    if name == "zcdp-grad-nfl":
+        params = SubgradientNflParams(learning_rate=settings.learning_rate, c1=settings.c1, noise=noise)
+        return run_subgradient_nfl(instance.problem, instance.data, instance.network, params, **common)
+    if name == "p-admm":
+        if isinstance(noise, ZcdpSchedule):  # linearly decaying variance, same total zCDP (spec Sec. 2.10 A5)
+            noise = LinearDecayZcdpSchedule.matching(noise, settings.horizon)
+        params = PAdmmParams(rho=settings.rho, c1=settings.c1, noise=noise)
+        return run_p_admm(instance.problem, instance.data, instance.network, params, **common)
+    raise InvalidParameterError(f"unknown algorithm {name!r}; expected one of {', '.join(ALGORITHMS)}")
