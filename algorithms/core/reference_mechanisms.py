@@ -79,7 +79,7 @@ def laplace_half_sensitivity(dataset, n: int, rng: np.random.Generator, epsilon:
 def gaussian_sum(dataset, n: int, rng: np.random.Generator, rho: float | None = None, sensitivity: float = 1.0, *, sigma: float | None = None, ledger=None) -> np.ndarray:
     """q + N(0, sigma^2) per coordinate with sigma = sensitivity / sqrt(2 rho): rho-zCDP for l2-sensitivity
     `sensitivity` (Bun & Steinke 2016, Prop. 1.6). Pass `sigma` instead of rho to choose the noise directly
-    (e.g. the classical (eps, delta) calibration, dpverify.theory.accounting.classical_gaussian_sigma)."""
+    (e.g. the classical (eps, delta) calibration, dpverify.algorithms.core.privacy.classical_gaussian_sigma)."""
     sensitivity = _positive("sensitivity", sensitivity)
     if (rho is None) == (sigma is None):
         raise InvalidParameterError(f"gaussian_sum needs exactly one of rho (zCDP) and sigma; got rho={rho!r}, sigma={sigma!r}")

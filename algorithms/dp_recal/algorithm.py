@@ -31,6 +31,7 @@ import numpy as np
 
 from dpverify.algorithms.core.errors import InvalidGraphError, InvalidParameterError
 from dpverify.algorithms.core.network import Network
+from dpverify.algorithms.core.privacy import zcdp_from_dp
 from dpverify.algorithms.core.problems import LocalData
 from dpverify.algorithms.core.validation import (
     require_finite,
@@ -307,15 +308,6 @@ def run_recal(problem: CompositeProblem, data: LocalData, network: Network, para
 
 
 # ----- noise calibration (spec §3.6: Theorem 4 and Proposition 3 inverted) -----
-def zcdp_for_epsilon(epsilon: float, delta: float) -> float:
-    """The total rho with rho + 2 sqrt(rho ln(1/delta)) = epsilon (Proposition 3, v1:L412, solved for rho)."""
-    require_positive("epsilon", epsilon, "Theorem 4")
-    if not 0 < delta < 1:
-        raise InvalidParameterError(f"delta must lie in (0, 1) (Proposition 3); got {delta!r}")
-    log_term = np.log(1.0 / delta)
-    return float((np.sqrt(log_term + epsilon) - np.sqrt(log_term)) ** 2)
-
-
 def geometric_total(first: float, decay: float, count) -> np.ndarray:
     """sum_{t=1}^{count} first * decay^(t-1) = first (R^xi - 1)/(R - 1) (Theorem 4's sum, v1:L466)."""
     count = np.asarray(count, dtype=float)
@@ -328,7 +320,7 @@ def sigma1_for_budget(epsilon: float, delta: float, plf: int, decay: float, sens
     gives sigma_1^2 = 8 alpha^2 beta^2 c^2 / rho_1)."""
     require_positive_int("plf", plf)
     require_positive("sensitivity", sensitivity, "the Gaussian mechanism")
-    rho1 = zcdp_for_epsilon(epsilon, delta) / float(geometric_total(1.0, decay, plf))
+    rho1 = zcdp_from_dp(epsilon, delta) / float(geometric_total(1.0, decay, plf))  # Prop. 3 (v1:L412) solved for rho
     return float(np.sqrt(sensitivity**2 / (2.0 * rho1)))
 
 

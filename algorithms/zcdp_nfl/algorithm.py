@@ -22,6 +22,7 @@ import numpy as np
 from dpverify.algorithms.core.errors import InvalidDataError, InvalidParameterError
 from dpverify.algorithms.core.network import Network
 from dpverify.algorithms.core.noise import PrivacyLedger, gaussian_mechanism
+from dpverify.algorithms.core.privacy import zcdp_from_dp
 from dpverify.algorithms.core.problems import LocalData, Problem
 from dpverify.algorithms.core.validation import (
     require_open_unit,
@@ -117,8 +118,7 @@ class ZcdpSchedule(NoiseCalibration):
         require_positive("epsilon", epsilon)
         require_open_unit("delta", delta, "seeds/004 Corollary, delta in (0, 1)")
         horizon = require_positive_int("horizon", horizon)
-        log_inv_delta = math.log(1.0 / delta)
-        rho_total = (math.sqrt(log_inv_delta + epsilon) - math.sqrt(log_inv_delta)) ** 2
+        rho_total = zcdp_from_dp(epsilon, delta)
         if tau == 1 and allow_constant:
             return cls(rho_total / horizon, 1.0, allow_constant=True)
         require_open_unit("tau", tau, "seeds/004 Corollary L136")

@@ -9,13 +9,13 @@ import pytest
 from scipy import stats
 
 from dpverify.algorithms.core.errors import InvalidDataError, InvalidParameterError
+from dpverify.algorithms.core.privacy import gaussian_dp_delta
 from dpverify.algorithms.core.reference_mechanisms import (
     gaussian_half_sensitivity,
     gaussian_sum,
     laplace_count,
     make_sampler,
 )
-from dpverify.theory.accounting import gaussian_dp_delta
 from dpverify.theory.audit import (
     AuditResult,
     PrivacyClaim,

@@ -8,18 +8,11 @@ from dpverify.algorithms.dp_recal.algorithm import (
     geometric_total,
     sigma1_for_budget,
     theorem4_epsilon,
-    zcdp_for_epsilon,
 )
-from dpverify.theory.accounting import zcdp_to_dp
 from dpverify.theory.claims import Verdict
 from dpverify.theory.dp_recal import privacy
 from dpverify.theory.dp_recal.claims import PAPER
 from dpverify.theory.execution import CheckContext
-
-
-@pytest.mark.parametrize("epsilon, delta", [(1.0, 1e-3), (12.0, 1e-5), (0.1, 0.1)])
-def test_zcdp_for_epsilon_inverts_the_library_conversion(epsilon, delta):
-    assert zcdp_to_dp(zcdp_for_epsilon(epsilon, delta), delta) == pytest.approx(epsilon, rel=1e-12)
 
 
 def test_calibration_round_trip_and_closed_sum():

@@ -15,6 +15,7 @@ import sympy as sp
 
 from dpverify.algorithms.core.errors import InvalidParameterError
 from dpverify.algorithms.core.network import Network
+from dpverify.algorithms.core.privacy import zcdp_from_dp, zcdp_to_dp, zcdp_to_dp_tight
 from dpverify.algorithms.core.problems import LocalData
 from dpverify.algorithms.dp_recal.algorithm import (
     RecalParams,
@@ -25,10 +26,8 @@ from dpverify.algorithms.dp_recal.algorithm import (
     run_recal,
     sigma1_for_budget,
     theorem4_epsilon,
-    zcdp_for_epsilon,
 )
 from dpverify.algorithms.dp_recal.composite import CompositeProblem
-from dpverify.theory.accounting import zcdp_to_dp, zcdp_to_dp_tight
 from dpverify.theory.audit.auditor import PrivacyClaim, audit, sensitivity_probe
 from dpverify.theory.claims import Evidence, Verdict
 from dpverify.theory.execution import CheckContext, task_seed_sequence
@@ -84,7 +83,7 @@ def check_proposition_2(context: CheckContext) -> tuple[Verdict, Evidence]:
 
 def check_proposition_3(context: CheckContext) -> tuple[Verdict, Evidence]:
     """Prop. 3 (v1:L412): rho-zCDP => (rho + 2 sqrt(rho ln 1/delta), delta)-DP (Bun-Steinke 2016 Prop. 1.3).
-    Compared with dpverify.theory.accounting (checked against dp-accounting) and the optimal conversion."""
+    Compared with dpverify.algorithms.core.privacy (checked against dp-accounting) and the optimal conversion."""
     rho, delta = sp.symbols("rho delta", positive=True)
     printed = rho + 2 * sp.sqrt(rho * sp.log(1 / delta))
     grid = [(r, d) for r in (1e-3, 0.05, 1.0, 8.0) for d in (1e-5, 1e-3, 0.1)]
@@ -334,7 +333,7 @@ def check_accounting_of_experiments(context: CheckContext) -> tuple[Verdict, Evi
             back = float(theorem4_epsilon(1.0 / (2 * sigma1**2), AUDIT_DECAY, xi, 1e-3))
             rows.append((eps, xi, sigma1, back))
     worst = max(abs(back - eps) / eps for eps, _, _, back in rows)
-    rho = zcdp_for_epsilon(12.0, 1e-3)
+    rho = zcdp_from_dp(12.0, 1e-3)
     return (CONFIRMED if worst < 1e-10 else REFUTED), Evidence(
         f"Calibrating sigma_1 by inverting Theorem 4 and re-evaluating Theorem 4 returns the stated eps to {worst:.1e} "
         f"(eps in 1/5/10/12, PLF 300/500/2000, R = {AUDIT_DECAY}); e.g. eps = 12 is a total rho of {rho:.4g}.",

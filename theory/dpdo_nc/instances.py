@@ -21,14 +21,8 @@ from dpverify.algorithms.dpdo_nc.algorithm import (
     paper_schedule,
     run_dpdo_nc,
 )
-from dpverify.theory.claims import Measurement
 
 NO_PRIVACY = "no-dp"
-
-
-def holds(condition: bool, summary: str, **values: Any) -> Measurement:
-    """The measurement of an exact computation (rule `exact`): whether it holds, the line, the numbers."""
-    return Measurement(summary, {"holds": bool(condition), **values})
 
 
 def mirror_of(name: str, weight=None):

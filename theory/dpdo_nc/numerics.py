@@ -17,11 +17,10 @@ from dpverify.algorithms.dpdo_nc.algorithm import (
     run_dpdo_nc,
     union_digraph,
 )
-from dpverify.theory.claims import Evidence, Measurement, Verdict
+from dpverify.theory.claims import Evidence, Measurement, Verdict, holds
 from dpverify.theory.dpdo_nc import symbolic
 from dpverify.theory.dpdo_nc.instances import (
     accumulators,
-    holds,
     instance_of,
     mirror_of,
     params_of,

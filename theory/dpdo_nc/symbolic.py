@@ -8,8 +8,7 @@ from __future__ import annotations
 import numpy as np
 import sympy as sp
 
-from dpverify.theory.claims import Measurement
-from dpverify.theory.dpdo_nc.instances import holds
+from dpverify.theory.claims import Measurement, holds
 from dpverify.theory.execution import CheckContext
 from dpverify.theory.symbolic import prove_identity
 

@@ -16,8 +16,8 @@ import math
 
 import numpy as np
 
+from dpverify.algorithms.core.privacy import gaussian_dp_epsilon, gdp_mu_of_gaussians
 from dpverify.algorithms.wang_basar.problems import Estimation
-from dpverify.theory.accounting import gaussian_dp_epsilon, gdp_mu_of_gaussians
 from dpverify.theory.audit import PrivacyClaim, audit, sensitivity_probe
 from dpverify.theory.audit.scores import gaussian_log_likelihood_ratio
 from dpverify.theory.claims import Evidence, Verdict

@@ -26,6 +26,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from dpverify.algorithms.core.network import random_connected_network
+from dpverify.algorithms.core.privacy import corollary_epsilon, dynamic_zcdp_total
 from dpverify.algorithms.core.problems import LocalData, Problem
 from dpverify.algorithms.core.synthetic import noisy_linear_observations
 from dpverify.algorithms.zcdp_nfl.algorithm import (
@@ -36,7 +37,6 @@ from dpverify.algorithms.zcdp_nfl.algorithm import (
     primal_update,
     run_zcdp_nfl,
 )
-from dpverify.theory.accounting import corollary_epsilon, dynamic_zcdp_total
 from dpverify.theory.audit import PrivacyClaim, audit, sensitivity_probe
 from dpverify.theory.claims import Evidence, Verdict
 from dpverify.theory.execution import CheckContext, task_seed_sequence

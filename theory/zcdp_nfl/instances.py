@@ -13,6 +13,7 @@ import numpy as np
 
 from dpverify.algorithms.core.errors import InvalidParameterError
 from dpverify.algorithms.core.network import Network, random_connected_network
+from dpverify.algorithms.core.privacy import phi1_from_total, zcdp_from_dp
 from dpverify.algorithms.core.problems import LocalData, Problem, boyd_l1_weight
 from dpverify.algorithms.core.synthetic import noisy_linear_observations
 from dpverify.algorithms.zcdp_nfl.algorithm import (
@@ -33,7 +34,6 @@ from dpverify.algorithms.zcdp_nfl.baselines.subgradient_nfl import (
     SubgradientNflParams,
     run_subgradient_nfl,
 )
-from dpverify.theory.accounting import phi1_from_total, zcdp_from_dp
 from dpverify.theory.ground_truth import GroundTruth, solve_regression
 
 PROBLEMS = ("elastic_net", "lad", "ridge")

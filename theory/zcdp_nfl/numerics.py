@@ -13,13 +13,13 @@ import numpy as np
 import pandas as pd
 
 from dpverify.algorithms.core.errors import InvalidDataError
+from dpverify.algorithms.core.privacy import dynamic_zcdp_total, zcdp_to_dp
 from dpverify.algorithms.zcdp_nfl.algorithm import (
     ClassicalGaussianSchedule,
     ZcdpSchedule,
     lemma1_sensitivity,
     primal_update,
 )
-from dpverify.theory.accounting import dynamic_zcdp_total, zcdp_to_dp
 from dpverify.theory.claims import Evidence, Verdict, decide
 from dpverify.theory.execution import CheckContext, Task, task_seed_sequence
 from dpverify.theory.stats import (

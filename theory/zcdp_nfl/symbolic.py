@@ -2,7 +2,7 @@
 
 Each check is `check_x(context) -> (Verdict, Evidence)`; its docstring names the seed lines it
 tests. The checks re-derive the paper's formulas with sympy (dpverify.theory.symbolic) and the accounting
-module (dpverify.theory.accounting) and compare them with the formulas *as printed*. A printed formula that
+module (dpverify.algorithms.core.privacy) and compare them with the formulas *as printed*. A printed formula that
 does not follow is refuted with a concrete counterexample in the evidence.
 
 Notation (spec zcdp_nfl): rho = ADMM penalty, phi = zCDP budget varphi, d = |N_k| (explicit
@@ -17,7 +17,7 @@ from functools import lru_cache
 import numpy as np
 import sympy as sp
 
-from dpverify.theory.accounting import (
+from dpverify.algorithms.core.privacy import (
     corollary_epsilon,
     dynamic_zcdp_total,
     gaussian_zcdp,

@@ -14,7 +14,7 @@ Privacy convention (spec §6 default, recorded in every run's settings):
   (hence `lemma5_sensitivity` = 4 alpha beta c for DP-RECAL); "per_sample" 2c/m, what per-sample
   clipping to norm c gives for a mean of m per-sample gradients.
 * zCDP over the releases: rho_t = Delta_t^2/(2 sigma_t^2) (Lemma 6 form), total over the PLF matched to
-  rho* = zcdp_for_epsilon(epsilon, delta) (Prop. 3), as Theorem 4 does for DP-RECAL.
+  rho* = zcdp_from_dp(epsilon, delta) (Prop. 3, algorithms/core/privacy.py), as Theorem 4 does for DP-RECAL.
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""dpverify.theory.accounting: closed forms, validators, and cross-checks against dp_accounting (test-only).
+"""dpverify.algorithms.core.privacy: closed forms, validators, and cross-checks against dp_accounting (test-only).
 
 dp_accounting 0.6 is independent of dpverify; theory/ never imports it. Its RdpAccountant evaluates
 eps = r + log1p(-1/a) - log(delta a)/(a - 1) over a finite order list (compute_epsilon, Canonne,
@@ -18,8 +18,8 @@ from dp_accounting.pld import privacy_loss_mechanism
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from dpverify.algorithms.core import privacy as acc
 from dpverify.algorithms.core.errors import InvalidParameterError
-from dpverify.theory import accounting as acc
 
 NOISE_MULTIPLIERS = (0.8, 1.5, 3.0)
 
