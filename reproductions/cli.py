@@ -1,4 +1,4 @@
-"""The `dpverify` command: list, check, reproduce, audit, report, bench.
+"""The `dpverify` command: list, check, reproduce, audit, report, bench, compare.
 
 Exit codes: 0 the harness ran (refuted claims are findings, not failures); 1 a harness error (a
 check crashed); 2 a user error (one line saying what is wrong and what was expected); 3 refuted
@@ -224,6 +224,22 @@ def bench(paper: PaperArg = None,
             module.run_benchmarks(replicas=replicas, iterations=iterations, echo=typer.echo)
     if audit:
         run_audit_benchmarks(echo=typer.echo)
+
+
+@app.command()
+def compare(baseline: Annotated[Path, typer.Argument(help="an earlier report's summary.json")],
+            current: Annotated[Path, typer.Argument(help="the report to compare with it")] = DEFAULT_OUT / "summary.json",
+            tolerance: Annotated[float, typer.Option(min=0.0, help="relative change of an evidence number that counts")]
+            = 1e-9) -> None:
+    """Compare two reports claim by claim: verdicts, evidence lines, and evidence numbers that moved by
+    more than --tolerance (relative). Papers present in only one report are not compared."""
+    from dpverify.reproductions.compare import compare_summaries, load_summary
+
+    differences = compare_summaries(load_summary(baseline), load_summary(current), tolerance=tolerance)
+    for difference in differences:
+        typer.echo(difference.line())
+    kinds = {kind: sum(d.kind == kind for d in differences) for kind in ("verdict", "added", "removed", "summary", "number")}
+    typer.echo(f"{len(differences)} difference(s): " + ", ".join(f"{kind}: {n}" for kind, n in kinds.items()))
 
 
 def main() -> None:

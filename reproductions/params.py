@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from dpverify.algorithms.core.errors import InvalidParameterError
+from dpverify.theory.execution import Parameters
 
 PROFILES = ("quick", "paper")
 
@@ -41,6 +42,10 @@ class ExperimentConfig:
 
     def values(self) -> dict[str, Any]:
         return {name: p.value for name, p in self.parameters.items()}
+
+    def as_parameters(self) -> Parameters:
+        """The values with their provenance, as checks receive them (CheckContext.parameters)."""
+        return Parameters(self.id, self.values(), {name: (p.source, p.note) for name, p in self.parameters.items()})
 
     def defaults(self) -> list[Parameter]:
         return [p for p in self.parameters.values() if p.source == "default"]

@@ -18,6 +18,7 @@ from typing import Any
 
 import numpy as np
 
+from dpverify.reproductions.constants import room_constants
 from dpverify.theory.claims import ClaimResult, Paper, Verdict
 
 VERDICT_ORDER = [Verdict.REFUTED, Verdict.INCONCLUSIVE, Verdict.NOT_RUN, Verdict.CONFIRMED]
@@ -80,7 +81,8 @@ def paper_record(paper: Paper, results: list[ClaimResult], figures: list[dict[st
     return {"id": paper.id, "title": paper.title, "seed_file": paper.seed_file, "profile": profile,
             "generated": datetime.now(timezone.utc).isoformat(timespec="seconds"), "seconds": round(seconds, 1),
             "counts": {str(v): counts.get(str(v), 0) for v in VERDICT_ORDER}, "claims": claims,
-            "figures": jsonable(figures), "provenance": jsonable(provenance)}
+            "figures": jsonable(figures), "constants": jsonable(room_constants(paper.id)),
+            "provenance": jsonable(provenance)}
 
 
 def write_summary(out_dir: Path, record: dict[str, Any]) -> Path:
@@ -92,6 +94,9 @@ def write_summary(out_dir: Path, record: dict[str, Any]) -> Path:
     return path
 
 
+CONSTANTS_HEADER = ["constant", "value", "module", "source", "line / why"]
+CONSTANTS_NOTE = ("Values the checks use that are not experiment parameters, read from the theory room's source "
+                  "with the comment that says where each comes from.")
 AUDIT_HEADER = ["claim", "audit", "claimed", "lower bound", "GDP estimate (model-based)", "confidence", "samples/side",
                 "verdict"]
 
@@ -191,6 +196,10 @@ def render_markdown(record: dict[str, Any]) -> str:
         rows = [[p["name"], f"`{p['value']}`", p["source"], p["note"]] for p in figure["parameters"]]
         out += [_markdown_table(rows, ["parameter", "value", "source", "line / why"]), ""]
         out += [f"Results: `{figure['results']}`", ""]
+    if record.get("constants"):
+        out += ["## Constants of the checks", "", CONSTANTS_NOTE, "",
+                _markdown_table([[c["name"], f"`{json.dumps(c['value'])}`", c["module"], c["source"], c["note"]]
+                                 for c in record["constants"]], CONSTANTS_HEADER), ""]
     out += ["## Provenance", "", "```json", json.dumps(record["provenance"], indent=2), "```", ""]
     return "\n".join(out)
 
@@ -262,6 +271,13 @@ def _render_paper_html(record: dict[str, Any], out_dir: Path) -> str:
         parts.append(f"<details><summary>parameters (defaults highlighted)</summary><table><tr><th>parameter</th>"
                      f"<th>value</th><th>source</th><th>line / why</th></tr>{rows}</table></details>"
                      f"<p class='note'>results: <code>{e(figure['results'])}</code></p>")
+    if record.get("constants"):
+        rows = "".join(f"<tr class='{'default' if c['source'] == 'default' else ''}'>" + "".join(
+            f"<td>{e(cell)}</td>" for cell in (c["name"], json.dumps(c["value"]), c["module"], c["source"], c["note"]))
+            + "</tr>" for c in record["constants"])
+        head = "".join(f"<th>{e(h)}</th>" for h in CONSTANTS_HEADER)
+        parts.append(f"<details><summary>constants of the checks (defaults highlighted)</summary><p class='note'>"
+                     f"{e(CONSTANTS_NOTE)}</p><table><tr>{head}</tr>{rows}</table></details>")
     parts.append(f"<details><summary>provenance</summary><pre>{e(json.dumps(record['provenance'], indent=2))}</pre></details>")
     return "\n".join(parts)
 

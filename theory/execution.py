@@ -11,12 +11,14 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 import pandas as pd
+
+from dpverify.algorithms.core.errors import DpverifyError
 
 DEFAULT_ROOT_SEED = 20240221  # default: the date of the zCDP-NFL preprint (seeds/004 L2); any fixed value works
 
@@ -64,6 +66,41 @@ def serial_executor(tasks: Sequence[Task], root_seed: int) -> list[pd.DataFrame]
 
 
 Executor = Callable[[Sequence[Task], int], list[pd.DataFrame]]
+
+
+class UndeclaredParameterError(DpverifyError, KeyError):
+    def __str__(self) -> str:
+        return str(self.args[0])
+
+
+class Parameters(Mapping[str, Any]):
+    """An experiment's parameter values as a check receives them (`context.parameters[experiment]`),
+    each with its provenance: source "paper" with the seed line, or "default" with why. Reading a
+    parameter the experiment does not declare raises, `.get` included: no check falls back to a
+    default of its own."""
+
+    def __init__(self, experiment: str, values: Mapping[str, Any], provenance: Mapping[str, tuple[str, str]]):
+        self.experiment, self._values, self._provenance = experiment, dict(values), dict(provenance)
+
+    def __getitem__(self, name: str) -> Any:
+        if name not in self._values:
+            raise UndeclaredParameterError(f"experiment {self.experiment!r} declares no parameter {name!r} "
+                                           f"(declared: {', '.join(self._values)})")
+        return self._values[name]
+
+    def get(self, name: str, default: Any = None) -> Any:
+        return self[name]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._values)
+
+    def __len__(self) -> int:
+        return len(self._values)
+
+    def provenance(self, *names: str) -> dict[str, dict[str, Any]]:
+        """{name: {"value", "source", "note"}} of the named parameters, for a Measurement."""
+        return {name: {"value": self[name], "source": self._provenance[name][0], "note": self._provenance[name][1]}
+                for name in names}
 
 
 @dataclass

@@ -20,6 +20,7 @@ from dpverify.algorithms.dpdo_nc.algorithm import (
     paper_schedule,
     run_dpdo_nc,
 )
+from dpverify.reproductions.bench import report_speedup
 
 REPLICAS, ITERATIONS = 1000, 500   # the target sizes (6 nodes, T = 500)
 LOOP_ITERATIONS = 5                # the loop is slow; its per-round time is measured on a few rounds
@@ -75,9 +76,6 @@ def run_benchmarks(*, replicas: int | None = None, iterations: int | None = None
     loop_rate = LOOP_ITERATIONS / (time.perf_counter() - started)
     if not np.allclose(batched_rounds(instance, schedule, params, noise), looped, rtol=1e-10, atol=1e-12):
         raise AssertionError("the loop baseline and the batched rounds disagree; the benchmark is invalid")
-    speedup = batched_rate / loop_rate
     echo(f"DPDO-NC, 6 nodes, d = 2, {replicas} replicas, T = {iterations} (regret bookkeeping and ledger included)")
-    echo(f"  batched:           {batched_rate:10.1f} rounds/s  ({batched_rate * replicas:,.0f} replica-rounds/s)")
-    echo(f"  per-node loop:     {loop_rate:10.2f} rounds/s  (same numbers, checked)")
-    echo(f"  speed-up:          {speedup:10.1f}x  (target >= {SPEEDUP_TARGET:g}x: {'met' if speedup >= SPEEDUP_TARGET else 'NOT met'})")
-    return {"batched_rounds_per_second": batched_rate, "loop_rounds_per_second": loop_rate, "speedup": speedup}
+    return report_speedup(echo, batched_rate=batched_rate, loop_rate=loop_rate, replicas=replicas, target=SPEEDUP_TARGET,
+                          unit="rounds", loop="per-node loop")

@@ -18,7 +18,7 @@ from dpverify.algorithms.wang_basar.algorithm import (
     run,
 )
 from dpverify.algorithms.wang_basar.problems import Estimation
-from dpverify.reproductions.bench import timed
+from dpverify.reproductions.bench import report_speedup, timed
 
 REPLICAS, ITERATIONS = 1000, 3000   # the target sizes
 NUM_AGENTS, SIGMA_VAR = 5, 0.5      # Sec. 6.1 (L579)
@@ -70,9 +70,5 @@ def run_benchmarks(*, replicas: int | None = None, iterations: int | None = None
         raise AssertionError("the loop baseline and the batched update disagree; the benchmark is invalid")
     batched_rate = (iterations - 1) / batched_seconds
     loop_rate = LOOP_ITERATIONS / loop_seconds
-    speedup = batched_rate / loop_rate
     echo(f"Wang-Basar Algorithm 2, {NUM_AGENTS} agents, d = 2, {replicas} replicas, {iterations} iterations")
-    echo(f"  batched:          {batched_rate:10.1f} iterations/s  ({batched_rate * replicas:,.0f} replica-iterations/s)")
-    echo(f"  per-agent loop:   {loop_rate:10.2f} iterations/s  (same numbers, checked)")
-    echo(f"  speed-up:         {speedup:10.1f}x  (target >= {SPEEDUP_TARGET:g}x: {'met' if speedup >= SPEEDUP_TARGET else 'NOT met'})")
-    return {"batched_iterations_per_second": batched_rate, "loop_iterations_per_second": loop_rate, "speedup": speedup}
+    return report_speedup(echo, batched_rate=batched_rate, loop_rate=loop_rate, replicas=replicas, target=SPEEDUP_TARGET)

@@ -23,7 +23,7 @@ from dpverify.algorithms.zcdp_nfl.algorithm import (
     primal_update,
     run_zcdp_nfl,
 )
-from dpverify.reproductions.bench import timed
+from dpverify.reproductions.bench import report_speedup, timed
 
 NUM_AGENTS, NUM_EDGES, NUM_SAMPLES, DIM = 50, 75, 50, 8  # seeds/004 L304
 RHO, ETA0, SIGMA = 0.05, 1.0, 0.01                       # any fixed values: speed does not depend on them
@@ -90,9 +90,6 @@ def run_benchmarks(*, replicas: int | None = None, iterations: int | None = None
         raise AssertionError("the loop baseline and the batched update disagree; the benchmark is invalid")
     batched_rate = iterations / batched_seconds
     loop_rate = LOOP_ITERATIONS / loop_seconds
-    speedup = batched_rate / loop_rate
     echo(f"zCDP-NFL, {NUM_AGENTS} clients, dimension {DIM}, {NUM_SAMPLES} samples/client, {replicas} replicas")
-    echo(f"  batched:           {batched_rate:10.1f} iterations/s  ({batched_rate * replicas:,.0f} replica-iterations/s)")
-    echo(f"  per-client loop:   {loop_rate:10.2f} iterations/s  (same numbers, checked)")
-    echo(f"  speed-up:          {speedup:10.1f}x  (target >= {SPEEDUP_TARGET:g}x: {'met' if speedup >= SPEEDUP_TARGET else 'NOT met'})")
-    return {"batched_iterations_per_second": batched_rate, "loop_iterations_per_second": loop_rate, "speedup": speedup}
+    return report_speedup(echo, batched_rate=batched_rate, loop_rate=loop_rate, replicas=replicas, target=SPEEDUP_TARGET,
+                          loop="per-client loop")

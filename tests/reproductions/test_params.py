@@ -52,3 +52,15 @@ def test_unattributed_value_and_unknown_profile_rejected(tmp_path):
         load_experiment(write(tmp_path, GOOD), "huge")
     with pytest.raises(InvalidParameterError, match="undeclared"):
         load_experiment(write(tmp_path, GOOD + "rho = 3\n"), "quick")
+
+
+def test_checks_receive_values_with_provenance_and_no_silent_default():
+    from dpverify.reproductions.experiments import experiments_of
+    from dpverify.theory.execution import UndeclaredParameterError
+
+    parameters = experiments_of("dpdo-nc")[0].config("quick").as_parameters()
+    assert parameters["radius"] == 3.0 and dict(parameters)["radius"] == 3.0
+    assert parameters.provenance("radius") == {"radius": {"value": 3.0, "source": "paper",
+                                                          "note": "L501: Omega = {x : ||x||_1 <= 3}"}}
+    with pytest.raises(UndeclaredParameterError, match="declares no parameter 'learning_rate'"):
+        parameters.get("learning_rate", 0.05)

@@ -23,12 +23,12 @@ from dpverify.theory.claims import Evidence, Measurement, Verdict
 from dpverify.theory.dpdo_nc.instances import instance_of, params_of
 from dpverify.theory.execution import CheckContext, task_seed_sequence
 
-FIGURE = "figure-1"
+FIGURE = "figure-1"                # the experiment whose instance and parameters the audits use (Fig. 1, L503)
 TARGET = 0                       # the node whose cost changes
 PROBE_HISTORIES = 8              # default: independent observed histories replayed by the probe
 AUDIT_ROUNDS = (2, 3, 10, 500)   # default: rounds audited (t = 1 releases the public x_1 only); t = 500 = T
 SAMPLES = {"quick": 200_000, "paper": 1_000_000}  # default: outputs per side and audit
-CHUNK = 100_000
+CHUNK = 100_000                  # default: outputs simulated at once (memory only; any value gives the same numbers)
 SCORE_DIGITS = 9                 # default: LLR rounding (see _laplace_llr)
 
 

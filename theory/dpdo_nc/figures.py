@@ -15,10 +15,10 @@ from dpverify.theory.dpdo_nc.instances import NO_PRIVACY, accumulators, plug_in_
 from dpverify.theory.execution import CheckContext
 from dpverify.theory.stats import SIGNIFICANCE
 
-N_BOOT = 1000
+N_BOOT = 1000                 # default: bootstrap resamples over runs (plausible 1000-10000; more only narrows the CIs)
 BOOT_SEED = 2024              # fixed seed of every bootstrap here
 SQRT_RATE_SLACK = 0.1         # spec ST2: O(sqrt T) if the exponent's upper CI end <= 0.5 + 0.1
-SQRT_RATE_LIMIT = 0.5 + SQRT_RATE_SLACK
+SQRT_RATE_LIMIT = 0.5 + SQRT_RATE_SLACK  # spec ST2: O(sqrt T) is read as an exponent of at most 0.5 + slack
 NODE_SPREAD = 0.05            # spec ST6: 'almost identical' = (max_i - min_i)/mean below 5% at T
 
 

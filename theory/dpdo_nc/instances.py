@@ -22,7 +22,7 @@ from dpverify.algorithms.dpdo_nc.algorithm import (
     run_dpdo_nc,
 )
 
-NO_PRIVACY = "no-dp"
+NO_PRIVACY = "no-dp"   # the label of the noise-free curve in the results (Fig. 1's "without DP", L503)
 
 
 def mirror_of(name: str, weight=None):
@@ -43,14 +43,14 @@ def instance_of(values: dict[str, Any]) -> Localization:
 
 
 def params_of(values: dict[str, Any], epsilon: float | None, mirror: str) -> DpdoNcParams:
-    return DpdoNcParams(epsilon, values["theta"], mirror_of(mirror, values.get("q_matrix")), values["radius"],
+    return DpdoNcParams(epsilon, values["theta"], mirror_of(mirror, values["q_matrix"] if mirror == "mahalanobis" else None), values["radius"],
                         values["self_copy"], values["noise_draw"])
 
 
 def curves_of(values: dict[str, Any]) -> list[tuple[str, float | None, str]]:
     """(label, eps or None, mirror) of every curve: eps x mirrors, plus the no-privacy curve if asked."""
     curves = [(f"eps={eps:g}/{mirror}", float(eps), mirror) for mirror in values["mirrors"] for eps in values["epsilons"]]
-    if values.get("no_privacy", False):
+    if values["no_privacy"]:
         curves += [(f"{NO_PRIVACY}/{mirror}", None, mirror) for mirror in values["mirrors"]]
     return curves
 

@@ -28,7 +28,7 @@ from dpverify.theory.dpdo_nc.instances import (
 )
 from dpverify.theory.execution import CheckContext, task_seed_sequence
 
-FIGURE = "figure-1"
+FIGURE = "figure-1"           # the experiment whose instance the numerical checks use (Fig. 1, L503)
 OBJECTIVE_TOLERANCE = 1e-7     # objective excess / infeasibility of the implemented step over CVXPY's (7)
 CONSENSUS_RUNS = 100           # default: Monte-Carlo runs of the Lemma 3 / Lemma 4 checks
 ETA = 6.0                      # spec P12: Euclidean diameter of Omega = {||x||_1 <= 3}
@@ -222,7 +222,7 @@ def check_subproblem_7(context: CheckContext) -> Measurement:
     over Omega computed by CVXPY (quad_form, norm1 constraint), for the maps of Figs. 1-3, on random
     z (inside and far outside Omega), g and alpha."""
     rng = np.random.default_rng(11)
-    q = (context.parameters.get("figure-3") or {}).get("q_matrix", [[2.0, 0.5], [0.5, 1.0]])
+    q = context.parameters["figure-3"]["q_matrix"]   # Fig. 3's Q (spec P4), as its TOML declares it
     worst = {}
     for name in ("half-euclidean", "euclidean", "mahalanobis"):
         mirror = mirror_of(name, q)
