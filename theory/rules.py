@@ -152,3 +152,47 @@ def audit_lower_bound(claimed_epsilon_key: str = "claimed_epsilon") -> Rule:
 def holm_rejections(p_values: Sequence[float], level: float = SIGNIFICANCE) -> np.ndarray:
     """Which of a family of hypotheses Holm rejects at the shared level (for checks that report them)."""
     return holm(p_values, level)
+
+
+def audit_lower_bounds(*, relative_tolerance: float = 0.0) -> Rule:
+    """Empirical lower bounds on several privacy quantities at once (an audit's eps and rho, a probe's
+    witnessed sensitivity): reads `lower_bounds`, a mapping label -> (lower bound, claimed value).
+    Refuted if any lower bound exceeds its claimed value by more than `relative_tolerance` (relative
+    to the claim: round-off of a deterministic probe); otherwise inconclusive ('not refuted'): lower
+    bounds alone never confirm privacy."""
+    if not relative_tolerance >= 0:
+        raise InvalidParameterError(f"relative_tolerance must be >= 0; got {relative_tolerance}")
+
+    def decide(measurement):
+        (lower_bounds,) = _require(measurement, "lower_bounds")
+        exceeded = any(bound > claimed * (1.0 + relative_tolerance) for bound, claimed in lower_bounds.values())
+        return Verdict.REFUTED if exceeded else Verdict.INCONCLUSIVE
+    return Rule("audit-lower-bounds", {"relative_tolerance": relative_tolerance},
+                "refuted if any lower bound (eps, rho, sensitivity) exceeds its claimed value"
+                + (f" by more than {relative_tolerance:g} (relative)" if relative_tolerance else "")
+                + "; otherwise not refuted (lower bounds cannot confirm privacy)", decide)
+
+
+def reported() -> Rule:
+    """A quantity the paper does not claim (e.g. the exact privacy of the paper's own experiment noise),
+    measured so the report can show it: reads no key. Always inconclusive: with no claim there is
+    nothing to confirm or refute."""
+    def decide(measurement):
+        return Verdict.INCONCLUSIVE
+    return Rule("reported", {}, "never confirmed or refuted: the paper claims nothing here; the measured values "
+                "are reported", decide)
+
+
+def fits_identity(*, level: float = SIGNIFICANCE) -> Rule:
+    """An exact law (a probability, a stationary distribution) tested against simulated samples: reads
+    `p_values`, one goodness-of-fit test per part of the law. Holm over them: refuted if any is rejected,
+    confirmed if none is (the samples are consistent with the law at their size; the size is the check's).
+    An empty family is inconclusive."""
+    def decide(measurement):
+        (p_values,) = _require(measurement, "p_values")
+        if not len(p_values):
+            return Verdict.INCONCLUSIVE
+        return Verdict.REFUTED if holm(p_values, level).any() else Verdict.CONFIRMED
+    return Rule("fits-identity", {"level": level, "correction": "Holm"},
+                f"refuted if a goodness-of-fit test of the stated law is rejected (Holm, family-wise {level:g}); "
+                "confirmed if none is (consistent with the samples, not proved)", decide)

@@ -25,12 +25,23 @@ def _table(mechanism: str, inference: str, psnr, psnr_other=None, dataset: str =
     return frame
 
 
+def _declared(claim_id: str, index: int = 0):
+    """The check as declared in claims.py (its `needs` and rule decide), called as before: context -> (verdict,
+    evidence)."""
+    check = PAPER.claim(claim_id).checks[index]
+
+    def run(context):
+        result = check.execute(context)
+        return result.verdict, result.evidence
+    return run
+
+
 def _context(figure: str, frame: pd.DataFrame) -> CheckContext:
     return CheckContext(experiments={figure: frame})
 
 
 def test_effective_reconstruction_threshold_is_20_db():
-    check = attacks.effective_reconstruction("figure-4", "mnist")
+    check = _declared("figure-4-recal-reconstructs", 0)          # mnist
     assert check(_context("figure-4", _table("recal", "app-a", [19.0, 21.0, 25.0])))[0] is Verdict.CONFIRMED
     verdict, evidence = check(_context("figure-4", _table("recal", "app-a", [19.0, 19.5, 25.0])))
     assert verdict is Verdict.REFUTED
@@ -38,7 +49,7 @@ def test_effective_reconstruction_threshold_is_20_db():
 
 
 def test_meaningless_noise_rule():
-    check = attacks.meaningless_noise("figure-4", "mnist")
+    check = _declared("figure-4-dp-recal-meaningless-noise", 0)  # mnist
     rng = np.random.default_rng(0)
     other = rng.uniform(8, 12, 8)
     # the reconstruction is 10 dB closer to its own record at every target: exact one-sided p = 1/256
@@ -51,7 +62,7 @@ def test_meaningless_noise_rule():
 
 
 def test_missing_data_and_missing_figure_are_not_run():
-    check = attacks.effective_reconstruction("figure-4", "cifar10")
+    check = _declared("figure-4-recal-reconstructs", 2)          # cifar10
     absent = pd.DataFrame([{"dataset": "cifar10", "target_kind": "record", "status": "data not available",
                             "reason": "no CIFAR-10 directory"}])
     verdict, evidence = check(_context("figure-4", absent))
@@ -63,10 +74,11 @@ def test_figure_9_rules():
     traces = [[1.0, 0.8, 0.6]] * 3
     frame = pd.concat([_table("recal", "app-a", [80.0, 90.0, 100.0], dataset="ijcnn1"),
                        _table("dp-recal", "app-a", [5.0, 5.0, 5.0], dataset="ijcnn1", mse_trace=traces)])
-    assert attacks.mse_converges_to_zero()(_context("figure-9", frame))[0] is Verdict.CONFIRMED  # MSE 1e-9 <= 1e-6
-    assert attacks.mse_remains_large()(_context("figure-9", frame))[0] is Verdict.CONFIRMED      # 0.6 >= 1/2
+    to_zero, large = _declared("figure-9-recal-mse-to-zero"), _declared("figure-9-dp-recal-mse-large")
+    assert to_zero(_context("figure-9", frame))[0] is Verdict.CONFIRMED  # MSE 1e-9 <= 1e-6
+    assert large(_context("figure-9", frame))[0] is Verdict.CONFIRMED    # 0.6 >= 1/2
     frame["mse_trace"] = [[1.0, 0.4, 0.3]] * 6
-    verdict, evidence = attacks.mse_remains_large()(_context("figure-9", frame))
+    verdict, evidence = large(_context("figure-9", frame))
     assert verdict is Verdict.REFUTED and evidence.values["min_over_init"] == pytest.approx(0.3)
 
 

@@ -9,10 +9,7 @@ from dpverify.algorithms.core.problems import LocalData
 from dpverify.algorithms.dp_recal.algorithm import paper_beta, uniform_transition_matrix
 from dpverify.algorithms.dp_recal.composite import CompositeProblem
 from dpverify.theory.claims import Verdict
-from dpverify.theory.dp_recal.activation import (
-    check_lemma1_formula,
-    check_lemma2_conditional_expectation,
-)
+from dpverify.theory.dp_recal.claims import PAPER
 from dpverify.theory.dp_recal.convergence import check_stepsize_condition_symbolic
 from dpverify.theory.dp_recal.operators import (
     Instance,
@@ -102,7 +99,7 @@ def test_analysis_model_with_all_agents_active_is_scheme_6():
 
 def test_activation_checks_decide_as_computed():
     context = CheckContext(profile="quick")
-    assert check_lemma1_formula(context)[0] == Verdict.CONFIRMED
-    verdict, evidence = check_lemma2_conditional_expectation(context)
-    assert verdict == Verdict.REFUTED and evidence.values["self_transitions"] == 0
+    assert PAPER.claim("lemma-1").checks[0].execute(context).verdict == Verdict.CONFIRMED    # formula (exact)
+    result = PAPER.claim("lemma-2").checks[1].execute(context)                               # conditional law
+    assert result.verdict == Verdict.REFUTED and result.evidence.values["self_transitions"] == 0
     assert check_stepsize_condition_symbolic(context)[1].values["leading_minors"][3] == "24*s1 + 7"

@@ -39,19 +39,20 @@ def test_audits_separate_the_channels():
     The refutation is not statistical luck: the observation is deterministic and different on D and D'.
     Bounds at the context's default 95% simultaneous confidence; seeds fixed by the default root seed."""
     context = CheckContext(audit_samples=4000)
-    verdict_x, evidence_x = privacy.audit_channel("x-reconstruction", 0.0, 0.0)(context)
-    verdict_u, _ = privacy.audit_channel("u", 0.0, 0.0)(context)
-    assert verdict_x == Verdict.REFUTED and evidence_x.values["epsilon_lower_bound"] > 1.0
-    assert verdict_u != Verdict.REFUTED
+    audits = PAPER.claim("audit-privacy").checks     # as declared: u, u+x, x-reconstruction, u+x with r
+    assert audits[2].name.startswith("y reconstructed") and audits[0].name.startswith("noisy u~")
+    result_x, result_u = audits[2].execute(context), audits[0].execute(context)
+    assert result_x.verdict == Verdict.REFUTED and result_x.evidence.values["epsilon_lower_bound"] > 1.0
+    assert result_u.verdict != Verdict.REFUTED
 
 
 def test_symbolic_findings():
     context = CheckContext()
     verdict, evidence = privacy.check_lemma_5_symbolic(context)
     assert verdict == Verdict.REFUTED and evidence.values["difference"] == "alpha*beta*(g - g_prime)"
-    assert privacy.check_proposition_1(context)[0] == Verdict.REFUTED
-    assert privacy.check_lemma_6_symbolic(context)[0] == Verdict.CONFIRMED
-    assert privacy.check_theorem_4_symbolic(context)[0] == Verdict.CONFIRMED
+    assert PAPER.claim("proposition-1").checks[0].execute(context).verdict == Verdict.REFUTED
+    assert PAPER.claim("lemma-6").checks[0].execute(context).verdict == Verdict.CONFIRMED
+    assert PAPER.claim("theorem-4").checks[0].execute(context).verdict == Verdict.CONFIRMED
 
 
 def test_every_claim_is_wired():

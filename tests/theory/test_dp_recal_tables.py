@@ -40,6 +40,17 @@ def _seed_text() -> list[str] | None:
     return None
 
 
+def _declared(claim_id: str, index: int = 0):
+    """The check as declared in claims.py (its `needs` and rule decide), called as before: context -> (verdict,
+    evidence)."""
+    check = PAPER.claim(claim_id).checks[index]
+
+    def run(context):
+        result = check.execute(context)
+        return result.verdict, result.evidence
+    return run
+
+
 def _data_available(name: str) -> bool:
     try:
         load_dataset(name)
@@ -109,7 +120,7 @@ RECAL = ["l1/dp-recal/fixed", "0/dp-recal/fixed"]
 
 
 def test_best_relative_error_confirmed_refuted_inconclusive():
-    check = tables.best_relative_error("table-4")
+    check = _declared("table-4-best-re")
     low = RNG.uniform(0.1, 0.2, 8)
     # DP-RECAL below every competitor on all 8 replicas: exact one-sided p = 2^-8 < 0.05/7 (Holm) for all 7
     confirmed = _results({**{r: low for r in RECAL}, **{r: low + 5.0 for r in COMPETITORS}})
@@ -128,7 +139,7 @@ def test_best_relative_error_confirmed_refuted_inconclusive():
 
 
 def test_best_relative_error_ties_and_missing_runs():
-    check = tables.best_relative_error("table-4")
+    check = _declared("table-4-best-re")
     zeros = np.zeros(8)
     frame = _results({**{r: zeros for r in RECAL}, **{r: RNG.uniform(1, 2, 8) for r in COMPETITORS},
                       "l1/dp-nids-28/fixed": np.full(8, 1e-13)}, x_star_norm=0.0)
@@ -140,7 +151,7 @@ def test_best_relative_error_ties_and_missing_runs():
 
 
 def test_least_communication_rule():
-    check = tables.least_communication("table-4")
+    check = _declared("table-4-least-communication")
     res = {r: 1.0 for r in RECAL + COMPETITORS}
     assert check(_context(_results(res)))[0] is Verdict.CONFIRMED           # 1000 < 4800 everywhere
     verdict, evidence = check(_context(_results(res, messages={"l1/dp-nids-28/fixed": 900.0})))
@@ -151,7 +162,7 @@ def test_least_communication_rule():
 
 
 def test_cpu_time_rule_has_two_bounds():
-    check = tables.cpu_time_not_inferior("table-4")
+    check = _declared("table-4-cpu-time")
     res = {r: 1.0 for r in RECAL + COMPETITORS}
     # DP-RECAL 1.2 s vs 1.0 s: within 1.25 of a plain row, but above 1.0 against inner-loop / decaying rows
     slow = {"l1/dp-recal/fixed": 1.2, "0/dp-recal/fixed": 0.5}
@@ -170,7 +181,7 @@ def test_cpu_time_rule_has_two_bounds():
 
 
 def test_printed_numbers_rule_and_relative_differences():
-    check = tables.printed_numbers("table-4")
+    check = _declared("table-4-printed-values")
     res = {r: 1e-3 for r in COMPETITORS}
     close = _results({**res, "l1/dp-recal/fixed": 5e-14, "0/dp-recal/fixed": 7.4e-15})
     verdict, evidence = check(_context(close))

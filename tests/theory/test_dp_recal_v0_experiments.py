@@ -8,7 +8,6 @@ import pytest
 
 from dpverify.theory.claims import Verdict, evaluate
 from dpverify.theory.dp_recal import claims as dp_recal
-from dpverify.theory.dp_recal import figures, v0
 from dpverify.theory.execution import CheckContext
 
 REPLICAS = 8   # one-sided exact Wilcoxon: p = 1/256 when every pair agrees (below 0.05/8 after Holm)
@@ -40,7 +39,13 @@ def _spread(level):
 
 
 def _run(check, experiments):
-    return check(CheckContext(experiments=experiments))
+    """A check as declared in claims.py (its `needs` and rule decide): (verdict, evidence)."""
+    result = check.execute(CheckContext(experiments=experiments))
+    return result.verdict, result.evidence
+
+
+def _declared(claim_id: str, index: int = 0):
+    return dp_recal.PAPER.claim(claim_id).checks[index]
 
 
 # ---------------------------------------------------------------- missing results and the Table V fallback
@@ -55,29 +60,30 @@ def test_table_5_is_read_from_the_ring_runs_of_figure_4():
     complete = _rows("dp-recal", _spread(1e-1), graph="complete", messages=500) + _rows(
         "dp-nids-28", _spread(1e-3), graph="complete", messages=100)
     figure_4 = _frame(ring, complete)
-    check = v0.on_cases(v0.less_communication, "v0-table-5", note_minimizer=False)
+    check = _declared("v0-table-5", 1)
     verdict, evidence = _run(check, {"v0-figure-4": figure_4})
     assert verdict == Verdict.CONFIRMED and list(evidence.values["messages"]) == ["mnist-v0/ring"]
-    verdict, _ = _run(v0.on_cases(figures.best_at_same_budget, "v0-table-5"), {"v0-figure-4": figure_4})
+    verdict, _ = _run(_declared("v0-table-5", 0), {"v0-figure-4": figure_4})
     assert verdict == Verdict.CONFIRMED                                  # the complete graph is not in Table V
     assert _run(check, {"v0-figure-2": figure_4})[0] == Verdict.NOT_RUN
 
 
 # ---------------------------------------------------------------- v0 Fig. 4: graphs are separate cases
 def test_best_on_both_graphs_confirms_and_losing_on_one_graph_refutes():
-    best = v0.on_cases(figures.best_at_same_budget, "v0-figure-4")
+    best = _declared("v0-figure-4-best")
     both = _frame(*(_rows("dp-recal", _spread(1e-6), graph=g) + _rows("dp-extra-27", _spread(1e-2), graph=g)
                     for g in ("ring", "complete")))
     verdict, evidence = _run(best, {"v0-figure-4": both})
     assert verdict == Verdict.CONFIRMED
-    assert set(evidence.values) == {"mnist-v0/ring/dp-extra-27", "mnist-v0/complete/dp-extra-27"}
+    assert set(evidence.values) - {"p_claimed", "p_opposite"} == {"mnist-v0/ring/dp-extra-27",
+                                                                  "mnist-v0/complete/dp-extra-27"}
     loses = _frame(_rows("dp-recal", _spread(1e-6)), _rows("dp-extra-27", _spread(1e-2)),
                    _rows("dp-recal", _spread(1e-2), graph="complete"), _rows("dp-extra-27", _spread(1e-6), graph="complete"))
     assert _run(best, {"v0-figure-4": loses})[0] == Verdict.REFUTED
 
 
 def test_minimizer_note_only_when_x_star_is_zero():
-    best = v0.on_cases(figures.best_at_same_budget, "v0-figure-4")
+    best = _declared("v0-figure-4-best")
     results = _frame(_rows("dp-recal", _spread(1e-6), x_star_norm=0.0), _rows("dp-nids-28", _spread(1e-2), x_star_norm=0.0))
     assert "x* = 0" in _run(best, {"v0-figure-4": results})[1].summary
     results = _frame(_rows("dp-recal", _spread(1e-6), x_star_norm=0.3), _rows("dp-nids-28", _spread(1e-2), x_star_norm=0.3))
@@ -94,7 +100,7 @@ def _budgets(fast, slow):
 
 
 def test_larger_budget_faster_by_the_area_under_the_log_curve():
-    check = v0.on_cases(v0.faster_with_larger_budget, "v0-figure-3")
+    check = _declared("v0-figure-3-budget-ordering")
     quick = lambda r: [1.0, 1e-3, 0.0, 0.0, 0.0]                                   # noqa: E731
     slow = lambda r: [1.0, 1e-1 * (1 + r), 1e-5, 0.0, 0.0]                         # noqa: E731
     verdict, evidence = _run(check, {"v0-figure-3": _budgets(quick, slow)})
@@ -107,7 +113,7 @@ def test_larger_budget_faster_by_the_area_under_the_log_curve():
 
 
 def test_noise_effect_rule_at_the_figure_2_budget():
-    check = v0.on_cases(figures.nearly_nonprivate, "v0-figure-2")
+    check = _declared("v0-figure-2-noise-not-significant")
     close = _frame(_rows("dp-recal", _spread(5e-9), epsilon=10.0), _rows("recal", _spread(1e-9), epsilon=np.nan))
     assert _run(check, {"v0-figure-2": close})[0] == Verdict.CONFIRMED        # within 10x of RECAL
     far = _frame(_rows("dp-recal", _spread(1e-3), epsilon=10.0), _rows("recal", _spread(1e-9), epsilon=np.nan))
@@ -116,7 +122,7 @@ def test_noise_effect_rule_at_the_figure_2_budget():
 
 # ---------------------------------------------------------------- Table V: communication and time
 def test_less_communication_rule():
-    check = v0.on_cases(v0.less_communication, "v0-table-5", note_minimizer=False)
+    check = _declared("v0-table-5", 1)
     fewer = _frame(_rows("dp-recal", _spread(0.0), messages=4800), _rows("dp-nids-28", _spread(0.1), messages=9600))
     assert _run(check, {"v0-table-5": fewer})[0] == Verdict.CONFIRMED
     more = _frame(_rows("dp-recal", _spread(0.0), messages=9700), _rows("dp-nids-28", _spread(0.1), messages=9600),
@@ -129,7 +135,7 @@ def test_less_communication_rule():
                                                      (8.0 * 2.1, Verdict.REFUTED), (0.8, Verdict.CONFIRMED)])
 def test_similar_time_rule(recal_seconds, expected):
     """cpu_seconds is the batched run's (8 replicas): per run 1.5, 2.0, 2.1, 0.1 x the others' median (1 s)."""
-    check = v0.on_cases(v0.similar_time, "v0-table-5", note_minimizer=False)
+    check = _declared("v0-table-5", 2)
     results = _frame(_rows("dp-recal", _spread(0.0), cpu_seconds=recal_seconds),
                      _rows("dp-nids-28", _spread(0.1), cpu_seconds=6.0), _rows("dp-extra-27", _spread(0.1), cpu_seconds=8.0),
                      _rows("dp-rwadmm-30", _spread(0.1), cpu_seconds=800.0))

@@ -138,3 +138,42 @@ def test_check_needs_any_of_several():
     missing = check.execute(CheckContext())
     assert missing.verdict == Verdict.NOT_RUN and "figure-1 or long-horizon not reproduced" in missing.evidence.summary
     assert check.execute(CheckContext(experiments={"long-horizon": None})).verdict == Verdict.CONFIRMED
+
+
+def test_audit_lower_bounds_refutes_or_is_inconclusive():
+    rule = rules.audit_lower_bounds()
+    assert decide(rule, lower_bounds={"eps": (0.8, 1.0), "rho": (0.06, 0.05)}) == Verdict.REFUTED
+    assert decide(rule, lower_bounds={"eps": (0.8, 1.0), "rho": (0.05, 0.05)}) == Verdict.INCONCLUSIVE
+    probe = rules.audit_lower_bounds(relative_tolerance=1e-9)
+    assert decide(probe, lower_bounds={"sensitivity": (1.0 + 1e-12, 1.0)}) == Verdict.INCONCLUSIVE
+    assert decide(probe, lower_bounds={"sensitivity": (1.0 + 1e-6, 1.0)}) == Verdict.REFUTED
+    with pytest.raises(ValueError):
+        rules.audit_lower_bounds(relative_tolerance=-1.0)
+
+
+def test_reported_neither_confirms_nor_refutes():
+    rule = rules.reported()
+    assert decide(rule) == Verdict.INCONCLUSIVE
+    assert decide(rule, holds=True, epsilon=13.8) == Verdict.INCONCLUSIVE
+    assert decide(rule, holds=False) == Verdict.INCONCLUSIVE
+    assert rule.as_record() == {"name": "reported", "parameters": {}, "sentence": rule.sentence}
+
+
+def test_fits_identity_known_answers():
+    rule = rules.fits_identity()
+    assert decide(rule, p_values=[0.3, 0.8, 0.04]) == Verdict.CONFIRMED       # Holm: 3 x 0.04 > 0.05
+    assert decide(rule, p_values=[0.3, 0.8, 1e-4]) == Verdict.REFUTED
+    assert decide(rule, p_values=[]) == Verdict.INCONCLUSIVE
+    assert decide(rules.fits_identity(level=0.01), p_values=[0.3, 0.006]) == Verdict.CONFIRMED   # 2 x 0.006 > 0.01
+
+
+def test_fits_identity_null_refute_rate():
+    """Samples drawn from the stated law (chi-square goodness of fit of 4 laws): refuted at most at the level."""
+    rule = rules.fits_identity()
+    law = np.array([0.1, 0.2, 0.3, 0.4])
+    refuted = 0
+    for seed in range(SEEDS):
+        counts = np.random.default_rng(seed).multinomial(200, law, size=4)
+        p_values = [scipy.stats.chisquare(c, 200 * law).pvalue for c in counts]
+        refuted += decide(rule, p_values=p_values) == Verdict.REFUTED
+    assert_rate_within_level(refuted, SIGNIFICANCE)

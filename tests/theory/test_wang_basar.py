@@ -20,7 +20,8 @@ def test_stationary_points_match_scipy_roots():
 
 
 def test_printed_hessian_is_refuted_and_true_hessian_matches_finite_differences():
-    assert symbolic.check_printed_hessian(CheckContext())[0] == Verdict.REFUTED
+    check = get_paper("wang-basar").claim("estimation-hessian").checks[0]
+    assert check.execute(CheckContext()).verdict == Verdict.REFUTED
     problem = Estimation.as_printed(extension="none")
     point, h = np.array([-3.0, 1.5]), 1e-6
     fd = np.array([(problem.gradient(point + h * e) - problem.gradient(point - h * e)) / (2 * h) for e in np.eye(2)]).T

@@ -14,8 +14,14 @@ from dpverify.theory.audit import PrivacyClaim, audit
 from dpverify.theory.claims import Verdict
 from dpverify.theory.execution import CheckContext
 from dpverify.theory.zcdp_nfl import audit as audits
+from dpverify.theory.zcdp_nfl.claims import AUDIT, PROBE
 
 FIGURE_2 = Path(__file__).resolve().parents[2] / "reproductions" / "zcdp_nfl" / "figure_2_lad.toml"
+
+
+def decided(rule, measurement):
+    """The verdict of the rule declared in claims.py, and the measurement: (verdict, evidence)."""
+    return rule.decide(measurement), measurement
 
 
 @pytest.fixture(scope="module")
@@ -57,12 +63,12 @@ def test_lad_llr_is_the_gaussian_privacy_loss(context):
 
 
 def test_probes_and_audits(context):
-    verdict, evidence = audits.probe_sensitivity("absolute", False)(context)
+    verdict, evidence = decided(PROBE, audits.probe_sensitivity("absolute", False)(context))
     assert verdict == Verdict.INCONCLUSIVE and evidence.values["max_ratio_to_bound"] == pytest.approx(1.0, abs=1e-9)
-    verdict, evidence = audits.probe_sensitivity("squared", False)(context)
+    verdict, evidence = decided(PROBE, audits.probe_sensitivity("squared", False)(context))
     assert verdict == Verdict.REFUTED and evidence.values["max_ratio_to_bound"] > 15
-    assert audits.audit_transcript("absolute", False)(context)[0] == Verdict.INCONCLUSIVE
-    verdict, evidence = audits.audit_transcript("squared", False)(context)
+    assert decided(AUDIT, audits.audit_transcript("absolute", False)(context))[0] == Verdict.INCONCLUSIVE
+    verdict, evidence = decided(AUDIT, audits.audit_transcript("squared", False)(context))
     assert verdict == Verdict.REFUTED and evidence.values["epsilon_lower_bound"] > 3
 
 
@@ -102,7 +108,7 @@ def test_lemma_1_holds_for_any_lad_neighbour(lad_history, angle, radius, target,
 
 
 def test_random_search_refutes_only_unclipped_squared_loss(context):
-    verdict, evidence = audits.probe_random_neighbours("absolute", False)(context)
+    verdict, evidence = decided(PROBE, audits.probe_random_neighbours("absolute", False)(context))
     assert verdict == Verdict.INCONCLUSIVE and evidence.values["max_ratio_to_bound"] <= 1 + 1e-9
-    verdict, evidence = audits.probe_random_neighbours("squared", False)(context)
+    verdict, evidence = decided(PROBE, audits.probe_random_neighbours("squared", False)(context))
     assert verdict == Verdict.REFUTED and evidence.values["max_ratio_to_bound"] > 5

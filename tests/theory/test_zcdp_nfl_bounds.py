@@ -18,6 +18,7 @@ from dpverify.theory.claims import Verdict
 from dpverify.theory.execution import CheckContext
 from dpverify.theory.ground_truth import solve_regression
 from dpverify.theory.zcdp_nfl import bounds
+from dpverify.theory.zcdp_nfl.claims import PAPER
 from dpverify.theory.zcdp_nfl.instances import Instance, Settings
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -201,6 +202,12 @@ def context():
     return CheckContext(profile="quick", parameters=parameters)
 
 
+def execute(run, context):
+    """The check as declared in claims.py (its rule decides): (verdict, evidence)."""
+    result = next(c for claim in PAPER.claims for c in claim.checks if c.run is run).execute(context)
+    return result.verdict, result.evidence
+
+
 def test_missing_parameters_give_not_run():
     for check in (bounds.check_subgradient_14, bounds.check_representation_16, bounds.check_representation_17,
                   bounds.check_lemma_2, bounds.check_theorem_2):
@@ -209,7 +216,7 @@ def test_missing_parameters_give_not_run():
 
 
 def test_check_subgradient_14_refutes_the_printed_formula(context):
-    verdict, evidence = bounds.check_subgradient_14(context)
+    verdict, evidence = execute(bounds.check_subgradient_14, context)
     assert verdict == Verdict.REFUTED
     for problem in ("elastic_net", "lad", "ridge"):
         values = evidence.values[problem]
@@ -222,7 +229,7 @@ def test_check_subgradient_14_refutes_the_printed_formula(context):
 
 
 def test_check_representation_16_holds_only_with_d_squared(context):
-    verdict, evidence = bounds.check_representation_16(context)
+    verdict, evidence = execute(bounds.check_representation_16, context)
     assert verdict == Verdict.REFUTED
     for problem in ("elastic_net", "lad", "ridge"):
         values = evidence.values[problem]
@@ -233,7 +240,7 @@ def test_check_representation_16_holds_only_with_d_squared(context):
 
 
 def test_check_representation_17_right_side_should_be_l_minus_xi(context):
-    verdict, evidence = bounds.check_representation_17(context)
+    verdict, evidence = execute(bounds.check_representation_17, context)
     assert verdict == Verdict.REFUTED
     for problem in ("elastic_net", "lad", "ridge"):
         values = evidence.values[problem]
@@ -245,7 +252,7 @@ def test_check_representation_17_right_side_should_be_l_minus_xi(context):
 
 
 def test_check_lemma_2_is_refuted_by_the_weak_noise_probe_only(context):
-    verdict, evidence = bounds.check_lemma_2(context)
+    verdict, evidence = execute(bounds.check_lemma_2, context)
     values = evidence.values
     assert verdict == Verdict.REFUTED
     witness = values["witness"]
@@ -267,11 +274,11 @@ def test_check_lemma_2_is_refuted_by_the_weak_noise_probe_only(context):
 
 
 def test_check_theorem_2_holds_with_slack_at_experiment_budgets_and_fails_at_weak_noise(context):
-    verdict, evidence = bounds.check_theorem_2(context)
+    verdict, evidence = execute(bounds.check_theorem_2, context)
     values = evidence.values
     assert verdict == Verdict.REFUTED
     for key, entry in values.items():
-        if not isinstance(entry, dict):
+        if not isinstance(entry, dict) or "per_T" not in entry:  # e.g. the rule's "intervals"
             continue
         for row in entry["per_T"]:
             assert row["fraction_negative_gap"] == 0.0  # L216: E[f(hW) - f(W*)] > 0 on these runs
@@ -282,5 +289,6 @@ def test_check_theorem_2_holds_with_slack_at_experiment_budgets_and_fails_at_wea
     first = values["lad, weak-noise probe"]["per_T"][0]
     assert first["T"] == 10 and first["outcome"] == "refuted"
     assert first["lhs_ci"][0] > first["rhs_ci"][1]
+    assert values["intervals"]["lad, weak-noise probe, T = 10"][0] > 0  # LHS - RHS entirely above 0: refutes
     assert first["lhs_mean"] == pytest.approx(24.0, rel=0.02)
     assert first["rhs_mean"] == pytest.approx(17.8, rel=0.02)

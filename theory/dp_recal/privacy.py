@@ -1,5 +1,7 @@
 """Privacy claims of DP-RECAL (seeds/001 Sec. II, V; v0 seeds/000 Sec. V): symbolic checks,
 accounting, sensitivity probes and audits of what the Sec. II-B adversary reads on the channel.
+Each check measures; the rule declared in claims.py decides (exact for the exact computations and the
+deterministic probe, audit_lower_bound for the audits); check_lemma_5_symbolic still decides by hand.
 
 Line numbers: v1 = seeds/001_221ba79ca483a42d.txt, v0 = seeds/000_5b038e032f1eca1c.txt.
 """
@@ -29,18 +31,16 @@ from dpverify.algorithms.dp_recal.algorithm import (
 )
 from dpverify.algorithms.dp_recal.composite import CompositeProblem
 from dpverify.theory.audit.auditor import PrivacyClaim, audit, sensitivity_probe
-from dpverify.theory.claims import Evidence, Verdict
+from dpverify.theory.claims import Evidence, Measurement, Verdict, holds
 from dpverify.theory.execution import CheckContext, task_seed_sequence
-
-CONFIRMED, REFUTED, INCONCLUSIVE, NOT_RUN = Verdict.CONFIRMED, Verdict.REFUTED, Verdict.INCONCLUSIVE, Verdict.NOT_RUN
 
 # ----- audit instance (defaults; the paper audits nothing, so every value is the harness's) -----
 AUDIT_EPSILON, AUDIT_DELTA = 1.0, 1e-3   # the smallest budget of Figs. 2/5 (v1:L566)
-AUDIT_DECAY = 1.05                       # R (spec §6 default)
-AUDIT_PLF = 3                            # activations of the audited agent (short so the audit is fast)
-AUDIT_CLIP = 1.0                         # c = G = 1, per-sample clipping (spec §6)
+AUDIT_DECAY = 1.05                       # default: R (spec §6 default)
+AUDIT_PLF = 3                            # default: activations of the audited agent (short so the audit is fast; plausible 2-10)
+AUDIT_CLIP = 1.0                         # default: c = G = 1, per-sample clipping (spec §6)
 AUDIT_SAMPLES = {"quick": 20_000, "paper": 200_000}
-TARGET = 0                               # the audited agent; its record 0 is replaced
+TARGET = 0                               # default: the audited agent; its record 0 is replaced
 
 
 def _rng(context: CheckContext, key: str) -> np.random.Generator:
@@ -48,23 +48,22 @@ def _rng(context: CheckContext, key: str) -> np.random.Generator:
 
 
 # ----- Section II: DP facts the analysis uses -------------------------------------------------
-def check_proposition_1(context: CheckContext) -> tuple[Verdict, Evidence]:
+def check_proposition_1(context: CheckContext) -> Measurement:
     """Prop. 1 (v1:L81-L87) prints sequential composition as (sum eps_k, delta)-DP with the SAME delta.
     Exact counterexample: M_k(D) = 1 with probability delta if the record is in D, else 0; each M_k is
     (0, delta)-DP, but K independent copies output a 1 with probability 1-(1-delta)^K on D and 0 on D'."""
     delta, K = sp.Rational(1, 1000), 10
     reveal = 1 - (1 - delta) ** K  # P[some M_k outputs 1 | D] - e^0 P[... | D'] = required delta'
     ratio = float(reveal / delta)
-    verdict = REFUTED if reveal > delta else CONFIRMED
-    return verdict, Evidence(
+    return holds(not reveal > delta,
         f"As printed (same delta after composition) the proposition is false: K={K} mechanisms, each (0, 1e-3)-DP, "
         f"compose to no better than (0, {float(reveal):.6f})-DP, {ratio:.2f} x the printed delta (exact, sympy). "
         "Basic composition gives (sum eps_k, sum delta_k). DP-RECAL's Theorem 4 composes zCDP instead, which is "
         "unaffected; Theorem 1's proof uses this proposition with eps only.",
-        {"delta": float(delta), "K": K, "composed_delta_lower_bound": float(reveal)})
+        delta=float(delta), K=K, composed_delta_lower_bound=float(reveal))
 
 
-def check_proposition_2(context: CheckContext) -> tuple[Verdict, Evidence]:
+def check_proposition_2(context: CheckContext) -> Measurement:
     """Prop. 2 (parallel composition, v1:L89-L95): with disjoint parts, a record changes one part only,
     so the privacy loss of the joint output is that of one mechanism. Exact check on Laplace mechanisms
     (log-likelihood ratio of the joint output under neighbouring datasets, maximized over outputs)."""
@@ -75,13 +74,12 @@ def check_proposition_2(context: CheckContext) -> tuple[Verdict, Evidence]:
         # only part `changed` shifts by its sensitivity 1; the others' densities cancel in the ratio
         loss = np.abs(np.abs(outputs - 1.0) - np.abs(outputs)) * eps
         worst = max(worst, float(loss.max()))
-    verdict = CONFIRMED if worst <= epsilons.max() + 1e-12 else REFUTED
-    return verdict, Evidence(f"Max privacy loss of the joint output of 3 Laplace mechanisms on disjoint parts: {worst:.6g} "
+    return holds(worst <= epsilons.max() + 1e-12, f"Max privacy loss of the joint output of 3 Laplace mechanisms on disjoint parts: {worst:.6g} "
                              f"= max_i eps_i = {epsilons.max():g} (exact log-likelihood ratios).",
-                             {"max_loss": worst, "epsilons": epsilons.tolist()})
+                 max_loss=worst, epsilons=epsilons.tolist())
 
 
-def check_proposition_3(context: CheckContext) -> tuple[Verdict, Evidence]:
+def check_proposition_3(context: CheckContext) -> Measurement:
     """Prop. 3 (v1:L412): rho-zCDP => (rho + 2 sqrt(rho ln 1/delta), delta)-DP (Bun-Steinke 2016 Prop. 1.3).
     Compared with dpverify.algorithms.core.privacy (checked against dp-accounting) and the optimal conversion."""
     rho, delta = sp.symbols("rho delta", positive=True)
@@ -92,11 +90,10 @@ def check_proposition_3(context: CheckContext) -> tuple[Verdict, Evidence]:
     tight = np.array([zcdp_to_dp_tight(r, d) for r, d in grid], dtype=float)
     same = np.allclose(printed_values, library, rtol=1e-12)
     valid = bool(np.all(printed_values >= tight - 1e-9))
-    verdict = CONFIRMED if same and valid else REFUTED
-    return verdict, Evidence(f"Printed conversion equals Bun-Steinke Prop. 1.3 on {len(grid)} (rho, delta) points: {same}; "
+    return holds(same and valid, f"Printed conversion equals Bun-Steinke Prop. 1.3 on {len(grid)} (rho, delta) points: {same}; "
                              f"never below the optimal conversion (valid upper bound): {valid}; it is loose by up to "
                              f"{float(np.max(printed_values[tight > 0] / tight[tight > 0])):.2f}x where the optimal eps > 0.",
-                             {"printed": printed_values.tolist(), "optimal": tight.tolist()})
+                 printed=printed_values.tolist(), optimal=tight.tolist())
 
 
 # ----- Section V: sensitivity, per-activation zCDP, overall budget ------------------------------
@@ -118,7 +115,7 @@ def check_lemma_5_symbolic(context: CheckContext) -> tuple[Verdict, Evidence]:
     derived = sp.simplify(difference - alpha * beta * (g - g_prime)) == 0
     sup = 2 * alpha * beta  # times c: |g - g'| <= 2c
     printed = 4 * alpha * beta
-    verdict = REFUTED if derived and sp.simplify(printed / sup) == 2 else INCONCLUSIVE
+    verdict = Verdict.REFUTED if derived and sp.simplify(printed / sup) == 2 else Verdict.INCONCLUSIVE
     return verdict, Evidence(
         f"u_D - u_D' = {difference} (sympy), so Delta = sup ||alpha beta (g_D - g_D')|| = 2 alpha beta c, not 4 alpha beta c "
         "as printed (the proof's '-2 y + 2 y' doubles the y difference). 4 alpha beta c is a valid but 2x loose upper "
@@ -126,7 +123,7 @@ def check_lemma_5_symbolic(context: CheckContext) -> tuple[Verdict, Evidence]:
         {"difference": str(difference), "true_sup_over_c": "2*alpha*beta", "printed_over_c": "4*alpha*beta"})
 
 
-def check_lemma_6_symbolic(context: CheckContext) -> tuple[Verdict, Evidence]:
+def check_lemma_6_symbolic(context: CheckContext) -> Measurement:
     """Lemma 6 (v1:L440-L454): Gaussian noise sigma_tau on a query of sensitivity Delta = 4 alpha beta c is
     rho = 8 alpha^2 beta^2 c^2 / sigma^2 -zCDP: the Renyi divergence of N(mu, s^2 I), N(mu', s^2 I) of order
     k is k ||mu - mu'||^2 / (2 s^2) (sympy integral in one dimension), so rho = Delta^2 / (2 sigma^2)."""
@@ -141,14 +138,14 @@ def check_lemma_6_symbolic(context: CheckContext) -> tuple[Verdict, Evidence]:
     a, b, c = sp.symbols("alpha beta c", positive=True)
     printed = 8 * a**2 * b**2 * c**2 / s**2
     ok = sp.simplify(rho.subs(d, 4 * a * b * c) - printed) == 0
-    return (CONFIRMED if ok else REFUTED), Evidence(
+    return holds(ok,
         f"D_kappa(N(0,s^2)||N(Delta,s^2)) = {renyi}; rho = {rho}; with Delta = 4 alpha beta c this is {printed}: {ok}. "
         "The lemma is exact GIVEN Lemma 5's Delta (2x loose, see lemma-5), and holds per release conditioned on the "
         "history; what else the adversary reads is audited in audit-privacy.",
-        {"renyi": str(renyi), "rho": str(rho)})
+        renyi=str(renyi), rho=str(rho))
 
 
-def check_theorem_4_symbolic(context: CheckContext) -> tuple[Verdict, Evidence]:
+def check_theorem_4_symbolic(context: CheckContext) -> Measurement:
     """Theorem 4 (v1:L458-L468): sigma_t^2 = R sigma_{t+1}^2 and Lemma 6 give rho_{t+1} = R rho_t, the sum over
     xi activations is rho_1 (R^xi - 1)/(R - 1), and Prop. 3 gives eps."""
     r1, h, delta = sp.symbols("rho_1 h delta", positive=True)
@@ -162,14 +159,14 @@ def check_theorem_4_symbolic(context: CheckContext) -> tuple[Verdict, Evidence]:
     numeric = float(eps.subs({r1: 0.01, h: sp.Rational(1, 20), xi: 300, delta: sp.Rational(1, 1000)}))
     library = float(theorem4_epsilon(0.01, 1.05, 300, 1e-3))
     ok = sums and np.isclose(numeric, library, rtol=1e-12)
-    return (CONFIRMED if ok else REFUTED), Evidence(
+    return holds(ok,
         f"sum_(t=1..xi) rho_1 R^(t-1) = rho_1 (R^xi - 1)/(R - 1) (sympy): {sums}; eps at rho_1 = 0.01, R = 1.05, "
         f"xi = 300, delta = 1e-3: {numeric:.6g} (implementation {library:.6g}). The theorem composes ONLY the "
         "releases of the busiest agent's own activations (Theorem 1); whether that covers everything the adversary "
-        "reads is audited in audit-privacy.", {"eps_example": numeric})
+        "reads is audited in audit-privacy.", eps_example=numeric)
 
 
-def check_theorem_1(context: CheckContext) -> tuple[Verdict, Evidence]:
+def check_theorem_1(context: CheckContext) -> Measurement:
     """Theorem 1 (v1:L117-L121): overall budget = sum_{j <= PLF} eps_j. Given Props. 1-2 and eps_j >= 0 the
     identity max_i sum_{j <= tau_i} eps_j = sum_{j <= max_i tau_i} eps_j is arithmetic; checked on the
     activation counts of real runs (8-ring), with increasing eps_j (DP-RECAL's rho_t = R^(t-1) rho_1)."""
@@ -181,24 +178,24 @@ def check_theorem_1(context: CheckContext) -> tuple[Verdict, Evidence]:
     by_plf = geometric_total(setup.rho1, AUDIT_DECAY, run.plf)
     ledger = run.rho_spent.max(axis=1)
     ok = np.allclose(per_agent, by_plf) and np.allclose(ledger, by_plf, rtol=1e-10)
-    return (CONFIRMED if ok else REFUTED), Evidence(
+    return holds(ok,
         f"max_i sum_(j<=tau_i) rho_j = sum_(j<=PLF) rho_j on 64 walks of 400 iterations (PLF {int(run.plf.min())}-"
         f"{int(run.plf.max())}), and equals the run's ledger: {ok}. The identity needs 'an inactive agent leaks "
         "nothing'; DP-RECAL's messages carry every agent's lambda_i (u = sum_j lambda_j) and the un-noised x, so "
-        "that premise is audited separately (audit-privacy).", {"plf_range": [int(run.plf.min()), int(run.plf.max())]})
+        "that premise is audited separately (audit-privacy).", plf_range=[int(run.plf.min()), int(run.plf.max())])
 
 
-def check_remark_2(context: CheckContext) -> tuple[Verdict, Evidence]:
+def check_remark_2(context: CheckContext) -> Measurement:
     """Remark 2 (v1:L470-L472): the overall privacy cost grows exponentially with the PLF (for fixed sigma_1, R):
     log eps(xi) becomes linear in xi with slope ln R."""
     xi = np.arange(100, 2001, 100)
     eps = theorem4_epsilon(1e-4, AUDIT_DECAY, xi, AUDIT_DELTA)
     slope = float(np.polyfit(xi[-5:], np.log(eps[-5:]), 1)[0])
     ok = np.isclose(slope, np.log(AUDIT_DECAY), rtol=0.02)
-    return (CONFIRMED if ok else REFUTED), Evidence(
+    return holds(ok,
         f"d log eps / d xi over xi in [1600, 2000] = {slope:.5f} vs ln R = {np.log(AUDIT_DECAY):.5f} (R = {AUDIT_DECAY}, "
         "rho_1 = 1e-4): exponential growth. (The remark's other sentences — stepsize influence, using max alpha — "
-        "are design statements, not checked.)", {"slope": slope})
+        "are design statements, not checked.)", slope=slope)
 
 
 # ----- audits of what the adversary reads --------------------------------------------------------
@@ -280,7 +277,8 @@ def _claim(setup: AuditSetup) -> PrivacyClaim:
     return PrivacyClaim(epsilon=eps, delta=AUDIT_DELTA)
 
 
-def _run_audit(context: CheckContext, setup: AuditSetup, sampler, key: str, score=None) -> tuple[Verdict, Evidence]:
+def _run_audit(context: CheckContext, setup: AuditSetup, sampler, key: str, score=None) -> Measurement:
+    """The audit's measurement for the rule audit_lower_bound (`epsilon_lower_bound` vs `claimed_epsilon`)."""
     samples = context.audit_samples or AUDIT_SAMPLES.get(context.profile, AUDIT_SAMPLES["quick"])
     result = audit(sampler, (setup.data, setup.neighbour), _claim(setup), samples=samples,
                    confidence=context.audit_confidence, rng=_rng(context, f"audit/{key}"), score=score, chunk_size=20_000)
@@ -289,13 +287,14 @@ def _run_audit(context: CheckContext, setup: AuditSetup, sampler, key: str, scor
             f"each, dim 2, linear loss, lasso {setup.problem.lasso:g}, ridge {setup.problem.ridge:g}, c = {AUDIT_CLIP:g} "
             f"(per-sample clipping), alpha = 1/(L+1), R = {AUDIT_DECAY}, sigma_1 = {setup.sigma1:.4g} calibrated for "
             f"(eps, delta) = ({AUDIT_EPSILON:g}, {AUDIT_DELTA:g}) over PLF {AUDIT_PLF} by Theorem 4.")
-    return result.verdict(), Evidence(evidence.summary + note, dict(evidence.values), evidence.figure)
+    return Measurement(evidence.summary + note, {**evidence.values, "claimed_epsilon": result.claim.epsilon},
+                       figure=evidence.figure)
 
 
 def audit_channel(channel: str, lasso: float, ridge: float = 0.5):
     """Theorem 4 against the Sec. II-B adversary (v1:L59-L65: reads all information passed between agents)."""
 
-    def check(context: CheckContext) -> tuple[Verdict, Evidence]:
+    def check(context: CheckContext) -> Measurement:
         setup = AuditSetup.build(_rng(context, f"setup/{channel}/{lasso}"), agents=2, lasso=lasso, ridge=ridge)
         if channel == "x-reconstruction":
             return _run_audit(context, setup, x_channel_statistic(setup), f"{channel}/{lasso}", score="identity")
@@ -303,7 +302,7 @@ def audit_channel(channel: str, lasso: float, ridge: float = 0.5):
     return check
 
 
-def probe_lemma_5(context: CheckContext) -> tuple[Verdict, Evidence]:
+def probe_lemma_5(context: CheckContext) -> Measurement:
     """Lemma 5 on the implementation: ||u_D^{k+1} - u_D'^{k+1}|| from a common state (same walk, same history,
     no noise), over random states, in units of the printed Delta = 4 alpha beta c."""
     rng = _rng(context, "probe-lemma-5")
@@ -318,13 +317,12 @@ def probe_lemma_5(context: CheckContext) -> tuple[Verdict, Evidence]:
         return run.u_sent[0] / setup.params.sensitivity_bound
     result = sensitivity_probe(pre_noise, (setup.data, setup.neighbour), 1.0)
     worst = result.max_distance
-    verdict = REFUTED if result.refuted else CONFIRMED
-    return verdict, Evidence(result.summary() + f" The bound is 2x loose for one release (largest ratio {worst:.3g} <= 0.5 "
+    return holds(not result.refuted, result.summary() + f" The bound is 2x loose for one release (largest ratio {worst:.3g} <= 0.5 "
                              "expected from the derivation in lemma-5; the data's own 1/m_i factor makes it looser).",
-                             {"max_ratio": worst})
+                 max_ratio=worst)
 
 
-def check_accounting_of_experiments(context: CheckContext) -> tuple[Verdict, Evidence]:
+def check_accounting_of_experiments(context: CheckContext) -> Measurement:
     """The sigma_1 the experiments use reproduces their stated eps through Theorem 4 (spec §3.6 calibration)."""
     rows = []
     for eps in (1.0, 5.0, 10.0, 12.0):
@@ -334,7 +332,7 @@ def check_accounting_of_experiments(context: CheckContext) -> tuple[Verdict, Evi
             rows.append((eps, xi, sigma1, back))
     worst = max(abs(back - eps) / eps for eps, _, _, back in rows)
     rho = zcdp_from_dp(12.0, 1e-3)
-    return (CONFIRMED if worst < 1e-10 else REFUTED), Evidence(
+    return holds(worst < 1e-10,
         f"Calibrating sigma_1 by inverting Theorem 4 and re-evaluating Theorem 4 returns the stated eps to {worst:.1e} "
         f"(eps in 1/5/10/12, PLF 300/500/2000, R = {AUDIT_DECAY}); e.g. eps = 12 is a total rho of {rho:.4g}.",
-        {"rows": [list(r) for r in rows]})
+        rows=[list(r) for r in rows])

@@ -25,17 +25,19 @@ from dpverify.algorithms.dp_recal.algorithm import (
 )
 from dpverify.algorithms.dp_recal.composite import CompositeProblem
 from dpverify.theory.audit.auditor import sensitivity_probe
-from dpverify.theory.claims import Evidence, Verdict
-from dpverify.theory.dp_recal.figures import SIGNIFICANCE
+from dpverify.theory.claims import Evidence, Measurement, Verdict, holds
+from dpverify.theory.dp_recal.figures import _comparisons
 from dpverify.theory.dp_recal.figures import _decide as figure_decision
 from dpverify.theory.execution import CheckContext
+from dpverify.theory.stats import SIGNIFICANCE
 
-LABEL_SCALES = (1.0, 10.0, 100.0)  # replacement labels b = +-scale: features (hence L_i) unchanged
+LABEL_SCALES = (1.0, 10.0, 100.0)  # default: replacement labels b = +-scale: features (hence L_i) unchanged
 
 
-def check_v0_lemma_4(context) -> tuple[Verdict, Evidence]:
+def check_v0_lemma_4(context) -> Measurement:
     """Sensitivity probe of one u-release against v0's Delta = 4 alpha beta L, on neighbours that replace one
-    record's label (linear loss, no clipping: v0 has no Assumption 3)."""
+    record's label (linear loss, no clipping: v0 has no Assumption 3). A witness above the bound is exact (rule
+    exact): holds when no pair exceeds it."""
     rng = np.random.default_rng(7)
     features = rng.uniform(0, 1, (2, 4, 2))
     data = LocalData(features, rng.choice([-1.0, 1.0], (2, 4)))
@@ -51,12 +53,12 @@ def check_v0_lemma_4(context) -> tuple[Verdict, Evidence]:
                         horizon=1, first_holder=0, x1=np.zeros(2), keep_x=False)
         return run.u_sent[0]
     result = sensitivity_probe(pre_noise, neighbours, bound)
-    return (Verdict.REFUTED if result.refuted else Verdict.CONFIRMED), Evidence(
+    return holds(not result.refuted,
         result.summary() + f"; v0's Delta = 4 alpha beta L = {bound:.4g} with L = {L.max():.4g}. Changing one label "
         f"(features, hence L, unchanged) moves the release by {', '.join(f'{d:.3g}' for d in result.distances)} for "
         f"labels +-{', '.join(f'{s:g}' for s in LABEL_SCALES)}: the Lipschitz constant of the gradient does not bound "
         "the sensitivity (v1 replaced it by Assumption 3's gradient bound c).",
-        {"distances": list(result.distances), "bound": bound})
+        distances=list(result.distances), bound=bound)
 
 
 # ---------------------------------------------------------------- v0 experiments (v0 Sec. VII-A, v0:L506-L541)
@@ -64,9 +66,9 @@ def check_v0_lemma_4(context) -> tuple[Verdict, Evidence]:
 # figure checks group by dataset, so they are run on the results with dataset renamed "<dataset>/<graph>".
 # Decision rules fixed before the results were seen (module constants below).
 
-TRIVIAL_NORM = 1e-2      # ||x*|| <= this: the minimizer is (numerically) 0 (as figures.minimizer_is_trivial)
-CURVE_FLOOR = 1e-16      # RE below this counts as this in the curve statistic (log10 of an exact 0)
-TIME_FACTOR = 2.0        # "a similar amount of time": DP-RECAL's CPU time per run <= this x the others' median
+TRIVIAL_NORM = 1e-2      # default: ||x*|| <= this: the minimizer is (numerically) 0 (as figures.minimizer_is_trivial)
+CURVE_FLOOR = 1e-16      # default: RE below this counts as this in the curve statistic (log10 of an exact 0)
+TIME_FACTOR = 2.0        # default: our reading of "a similar amount of time": DP-RECAL's CPU time per run <= this x the others' median (plausible 1.5-3)
 RUNS_FROM = {"v0-table-5": ("v0-figure-4", "ring")}   # Table V = the ring runs of v0 Fig. 4
 
 
@@ -75,14 +77,17 @@ def cases(results: pd.DataFrame) -> pd.DataFrame:
     return results.assign(dataset=results.dataset.astype(str) + "/" + results.graph.astype(str))
 
 
-def _v0_results(context: CheckContext, figure: str) -> pd.DataFrame | None:
+def needs(figure: str) -> tuple[tuple[str, ...]]:
+    """The `needs` of a check of `figure`: the figure's own runs, or the runs it is read from (RUNS_FROM)."""
+    return ((figure, RUNS_FROM[figure][0]) if figure in RUNS_FROM else (figure,),)
+
+
+def _v0_results(context: CheckContext, figure: str) -> pd.DataFrame:
     if figure in context.experiments:
         return context.experiments[figure]
-    source, graph = RUNS_FROM.get(figure, (None, None))
-    if source in context.experiments:
-        results = context.experiments[source]
-        return results[results.graph == graph]
-    return None
+    source, graph = RUNS_FROM[figure]
+    results = context.experiments[source]
+    return results[results.graph == graph]
 
 
 def _minimizer_note(results: pd.DataFrame) -> str:
@@ -100,15 +105,15 @@ def _minimizer_note(results: pd.DataFrame) -> str:
 
 def on_cases(check_factory, figure: str, note_minimizer: bool = True):
     """check_factory(figure) (a v1 figure check or one below) on the v0 results split into (dataset, graph)
-    cases; not-run without the results; the x* = 0 note appended to the evidence where it applies."""
+    cases (the check declares `needs=needs(figure)`); the x* = 0 note appended to the summary where it applies."""
 
-    def check(context: CheckContext) -> tuple[Verdict, Evidence]:
-        results = _v0_results(context, figure)
-        if results is None:
-            return Verdict.NOT_RUN, Evidence(f"{figure} not reproduced in this run (`dpverify reproduce` checks it)")
-        split = cases(results)
-        verdict, evidence = check_factory(figure)(replace(context, experiments={**context.experiments, figure: split}))
+    def check(context: CheckContext) -> Measurement | tuple[Verdict, Evidence]:
+        split = cases(_v0_results(context, figure))
+        outcome = check_factory(figure)(replace(context, experiments={**context.experiments, figure: split}))
         note = _minimizer_note(split) if note_minimizer else ""
+        if isinstance(outcome, Measurement):
+            return replace(outcome, summary=outcome.summary + note)
+        verdict, evidence = outcome
         return verdict, Evidence(evidence.summary + note, evidence.values, evidence.figure)
     return check
 
@@ -122,9 +127,9 @@ def faster_with_larger_budget(figure: str):
     """v0:L541 'DP-RECAL achieves faster convergence with a larger privacy budget': per run, the mean of
     log10(max(RE_k, 1e-16)) over the iterations stored for every budget (the area under the log curve: smaller
     = faster); largest vs smallest eps, one-sided Wilcoxon per case, Holm (figures' decision rule). Not the
-    final RE alone: with x* = 0 every budget ends exactly at 0, and the claim is about speed."""
+    final RE alone: with x* = 0 every budget ends exactly at 0, and the claim is about speed (rule paired_dominance)."""
 
-    def check(context: CheckContext) -> tuple[Verdict, Evidence]:
+    def check(context: CheckContext) -> Measurement | tuple[Verdict, Evidence]:
         results = context.experiments[figure]
         ok = results[(results.status == "ok") & (results.algorithm == "dp-recal")]
         pairs = {}
@@ -136,35 +141,35 @@ def faster_with_larger_budget(figure: str):
             pairs[case] = (area.loc[budgets[-1]].to_numpy(), area.loc[budgets[0]].to_numpy())
         if not pairs:
             return Verdict.NOT_RUN, Evidence("no dataset available")
-        verdict, what, values = figure_decision(pairs, "mean log10 RE along the curve at the largest eps < at the smallest")
-        medians = "; ".join(f"{c}: {v['median_a']:.3g} vs {v['median_b']:.3g}" for c, v in values.items())
-        return verdict, Evidence(f"{what} (Wilcoxon, Holm, level {SIGNIFICANCE}). Median mean-log10-RE, largest vs smallest "
-                                 f"eps: {medians}.", values)
+        what, values = figure_decision(pairs, "mean log10 RE along the curve at the largest eps < at the smallest")
+        medians = "; ".join(f"{c}: {v['median_a']:.3g} vs {v['median_b']:.3g}" for c, v in _comparisons(values).items())
+        return Measurement(f"{what} (Wilcoxon, Holm, level {SIGNIFICANCE}). Median mean-log10-RE, largest vs smallest "
+                           f"eps: {medians}.", values)
     return check
 
 
 def less_communication(figure: str):
     """v0:L541 'less communication complexity': DP-RECAL's mean message count (one vector over one edge = 1)
-    below every other algorithm's, in every case; refuted if not below one of them."""
+    below every other algorithm's, in every case; refuted if not below one of them (rule exact)."""
 
-    def check(context: CheckContext) -> tuple[Verdict, Evidence]:
+    def check(context: CheckContext) -> Measurement | tuple[Verdict, Evidence]:
         final = _final_ok(context.experiments[figure])
         counts = {case: group.groupby("algorithm").messages.mean().to_dict() for case, group in final.groupby("dataset")}
         if not counts:
             return Verdict.NOT_RUN, Evidence("no dataset available")
         fewer = {case: all(c["dp-recal"] < v for a, v in c.items() if a != "dp-recal") for case, c in counts.items()}
         text = "; ".join(f"{case}: " + ", ".join(f"{a} {v:.0f}" for a, v in c.items()) for case, c in counts.items())
-        return (Verdict.CONFIRMED if all(fewer.values()) else Verdict.REFUTED), Evidence(
-            f"Mean messages per run — {text}. DP-RECAL sends fewer than every other algorithm: {fewer}.",
-            {"messages": counts, "fewer": fewer})
+        return holds(all(fewer.values()), f"Mean messages per run — {text}. DP-RECAL sends fewer than every other "
+                     f"algorithm: {fewer}.", messages=counts, fewer=fewer)
     return check
 
 
 def similar_time(figure: str):
     """v0:L541 'in a similar amount of time': DP-RECAL's CPU time per run <= TIME_FACTOR x the median of the
-    other algorithms' (read as 'not slower'; being faster is not held against the claim), in every case."""
+    other algorithms' (read as 'not slower'; being faster is not held against the claim), in every case (rule
+    within_tolerance(0): `excess` = largest ratio - TIME_FACTOR)."""
 
-    def check(context: CheckContext) -> tuple[Verdict, Evidence]:
+    def check(context: CheckContext) -> Measurement | tuple[Verdict, Evidence]:
         final = _final_ok(context.experiments[figure])
         ratios, times = {}, {}
         for case, group in final.groupby("dataset"):
@@ -175,7 +180,7 @@ def similar_time(figure: str):
             return Verdict.NOT_RUN, Evidence("no dataset available")
         text = "; ".join(f"{case}: " + ", ".join(f"{a} {t:.3g} s" for a, t in times[case].items())
                          + f" (ratio {ratios[case]:.2f})" for case in ratios)
-        return (Verdict.CONFIRMED if all(r <= TIME_FACTOR for r in ratios.values()) else Verdict.REFUTED), Evidence(
-            f"CPU seconds per run (batched run / replicas, this machine) — {text}. Criterion: DP-RECAL <= "
-            f"{TIME_FACTOR:g} x the median of the others.", {"cpu_seconds_per_run": times, "ratio": ratios})
+        return Measurement(f"CPU seconds per run (batched run / replicas, this machine) — {text}. Criterion: DP-RECAL <= "
+                           f"{TIME_FACTOR:g} x the median of the others.",
+                           {"cpu_seconds_per_run": times, "ratio": ratios, "excess": max(ratios.values()) - TIME_FACTOR})
     return check

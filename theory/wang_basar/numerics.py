@@ -3,8 +3,8 @@ consensus (Theorem 1), limit points (Theorem 2), escape from the strict saddle (
 landscape after the modification of L574, and the statements about Figures 3-5 and Table 1.
 
 Runs are seeded from the root seed and a fixed key (`task_seed_sequence`), so every check sees the
-same numbers. Statistical decisions: Clopper-Pearson intervals at CONFIDENCE, Spearman/Mann-Kendall at
-SIGNIFICANCE; all with fixed seeds.
+same numbers. Clopper-Pearson intervals at CONFIDENCE = 1 - SIGNIFICANCE, Mann-Kendall at the shared
+SIGNIFICANCE; all with fixed seeds. Each check measures; its rule (declared in claims.py) decides.
 """
 
 from __future__ import annotations
@@ -21,9 +21,9 @@ from dpverify.algorithms.wang_basar.algorithm import (
     step,
 )
 from dpverify.algorithms.wang_basar.problems import QuarticMaximumTest
-from dpverify.theory.claims import Evidence, Verdict, decide
+from dpverify.theory.claims import Measurement, holds
 from dpverify.theory.execution import CheckContext, task_seed_sequence
-from dpverify.theory.stats import clopper_pearson, mann_kendall
+from dpverify.theory.stats import SIGNIFICANCE, clopper_pearson, mann_kendall
 from dpverify.theory.wang_basar.instances import (
     DESTINATION_RADIUS,
     THETA_SADDLE_PRINTED,
@@ -38,8 +38,7 @@ from dpverify.theory.wang_basar.instances import (
 )
 
 EXPERIMENT = "figures-3-4"       # the experiment whose parameters the checks use
-CONFIDENCE = 0.95
-SIGNIFICANCE = 0.05
+CONFIDENCE = 1 - SIGNIFICANCE    # default: the shared level; Clopper-Pearson intervals are two-sided at 95%
 RUNS = {"quick": 400, "paper": 2000}   # 400: a 400/400 outcome has a CP 95% lower bound 0.9908 >= 1 - ESCAPE_MU          # runs per configuration of the checks
 ESCAPE_WINDOW = 500                           # the constant-stepsize phase of Sec. 6.1 (k <= 500, L579)
 ESCAPE_MU = 0.01                              # Theorem 3's mu at which the escape probability is tested
@@ -48,7 +47,7 @@ STEP_SWEEP = (0.01, 0.02, 0.05)               # constant stepsizes of the 1/lamb
 SWEEP_RUNS = {"quick": 200, "paper": 2000}    # runs per stepsize of the sweep (quantiles only, no CP decision)
 SWEEP_HORIZON = 25.0                          # iterations = SWEEP_HORIZON / lambda (99% quantile ~ 3/lambda)
 MAX_TEST_SCHEDULE = StepSchedule(0.05, 200, 1.0, 1.0)   # spec Sec. 7.3 synthetic maximum-avoidance test
-MAX_TEST_ITERATIONS = 3000
+MAX_TEST_ITERATIONS = 3000       # default: horizon of the synthetic maximum-avoidance test (spec Sec. 7.3), Sec. 6.1's horizon; plausible 1000-5000
 
 
 def _values(context: CheckContext) -> dict:
@@ -76,8 +75,8 @@ def _runs(context: CheckContext, start: str, sigma_var: float, **options):
 def check_assumption_4(context: CheckContext):
     """Assumption 4 for the default W (ring, 1/3) and the variants (path, star Metropolis, complete)."""
     etas = {graph: consensus_contraction(graph_weights(graph)) for graph in GRAPHS}
-    return decide(all(eta < 1 for eta in etas.values()), "eta = ||W - 11^T/m||: " + ", ".join(f"{g} {e:.4f}" for g, e in etas.items())
-                  + " (all validated symmetric, doubly stochastic, w_ii > 0)", **etas)
+    return holds(all(eta < 1 for eta in etas.values()), "eta = ||W - 11^T/m||: " + ", ".join(f"{g} {e:.4f}" for g, e in etas.items())
+                 + " (all validated symmetric, doubly stochastic, w_ii > 0)", **etas)
 
 
 def check_equation_11(context: CheckContext):
@@ -96,7 +95,7 @@ def check_equation_11(context: CheckContext):
         predicted = states.mean(1) - params.schedule(k) / values["num_agents"] * (gradients + noise).sum(1)
         worst = max(worst, float(np.max(np.abs(following.mean(1) - predicted))))
         states = following
-    return decide(worst < 1e-10, f"max |xbar^(k+1) - (11)| over 199 steps x 64 runs = {worst:.2e}", worst=worst)
+    return holds(worst < 1e-10, f"max |xbar^(k+1) - (11)| over 199 steps x 64 runs = {worst:.2e}", worst=worst)
 
 
 def check_theorem_1(context: CheckContext):
@@ -110,10 +109,10 @@ def check_theorem_1(context: CheckContext):
     trend = mann_kendall(tail, alpha=SIGNIFICANCE)
     ratio = float(mean_square[-1] / mean_square[values["switch"] - 1])
     ok = worst_final < CONSENSUS_TOLERANCE and trend.trend == "decreasing"
-    return decide(ok, f"max over {consensus.shape[1]} runs of ||x^K - 1 xbar^K|| = {worst_final:.2e} at K = {consensus.shape[0]}; "
+    return holds(ok, f"max over {consensus.shape[1]} runs of ||x^K - 1 xbar^K|| = {worst_final:.2e} at K = {consensus.shape[0]}; "
                       f"E||.||^2 falls by x{ratio:.2e} from k = {values['switch']} to K, Mann-Kendall {trend.trend} "
                       f"(p = {trend.p_value:.1e}, alpha = {SIGNIFICANCE})",
-                  worst_final=worst_final, mean_square_final=float(mean_square[-1]), ratio=ratio)
+                 worst_final=worst_final, mean_square_final=float(mean_square[-1]), ratio=ratio)
 
 
 def check_theorem_2(context: CheckContext):
@@ -129,10 +128,10 @@ def check_theorem_2(context: CheckContext):
     table = destination_table(points, runs["mean"][-1])
     low, _ = clopper_pearson(int(reached.sum()), reached.size, CONFIDENCE, side="lower")
     ok = bool(reached.all()) and "maximum" not in kinds
-    return decide(ok, f"{int(reached.sum())}/{reached.size} runs end within {DESTINATION_RADIUS} of a stationary point "
+    return holds(ok, f"{int(reached.sum())}/{reached.size} runs end within {DESTINATION_RADIUS} of a stationary point "
                       f"(CP {CONFIDENCE:.0%} lower bound {low:.3f}); kinds reached: {sorted(kinds)}; "
                       + "; ".join(f"{r.point} {r.kind}: {r.runs}" for r in table.itertuples()),
-                  destinations=table.to_dict(orient="records"))
+                 destinations=table.to_dict(orient="records"))
 
 
 def check_maximum_avoidance(context: CheckContext):
@@ -158,28 +157,26 @@ def _maximum_avoidance(context: CheckContext):
     noisy = [v for k, v in outcomes.items() if "Algorithm 2" in k]
     upper = max(clopper_pearson(v["at_maximum"], v["runs"], CONFIDENCE, side="upper")[1] for v in noisy)
     ok = all(v["at_maximum"] == 0 for v in noisy)
-    return decide(ok, "runs ending at the maximum / at a minimum: " + "; ".join(f"{k}: {v['at_maximum']}/{v['at_minimum']} of {v['runs']}"
-                  for k, v in outcomes.items()) + f"; Algorithm 2: P(maximum) <= {upper:.3f} (CP {CONFIDENCE:.0%})", **outcomes)
+    return holds(ok, "runs ending at the maximum / at a minimum: " + "; ".join(f"{k}: {v['at_maximum']}/{v['at_minimum']} of {v['runs']}"
+                 for k, v in outcomes.items()) + f"; Algorithm 2: P(maximum) <= {upper:.3f} (CP {CONFIDENCE:.0%})", **outcomes)
 
 
 def check_theorem_3(context: CheckContext):
     """Theorem 3: from the strict saddle, escape with probability >= 1 - mu within O(log(1/mu)/lambda)
     iterations. Measured: T = first k with ||xbar^k - theta_s|| > 0.5, from the refined and the printed
     saddle; P(T <= 500) with a CP bound against 1 - mu; the (1-mu)-quantiles of T against log(1/mu)/lambda
-    for constant stepsizes (the 1/lambda scaling)."""
+    for constant stepsizes (the 1/lambda scaling). Rule interval_above(1 - ESCAPE_MU) on the CP intervals
+    (a CI straddling 1 - mu is inconclusive: power)."""
     values = _values(context)
     problem = estimation(values)
     saddle = refined_saddle(problem)
     evidence = {}
-    ok, refuted = True, False
     for start in ("saddle_refined", "saddle_printed"):
         times = escape_times(_runs(context, start, values["sigma_var"])["mean"], saddle)
         escaped = int(np.sum(times <= ESCAPE_WINDOW))
         low, high = clopper_pearson(escaped, times.size, CONFIDENCE)
         evidence[start] = {"escaped_by_500": escaped, "runs": times.size, "ci": (low, high),
                            "quantiles": {q: float(np.quantile(times, q)) for q in (0.5, 0.9, 0.99)}}
-        ok = ok and low >= 1 - ESCAPE_MU
-        refuted = refuted or high < 1 - ESCAPE_MU
     scaling = {}
     for lam in STEP_SWEEP:
         times = escape_times(_runs(context, "saddle_refined", values["sigma_var"], lam_override=lam, iterations=int(SWEEP_HORIZON / lam),
@@ -195,8 +192,8 @@ def check_theorem_3(context: CheckContext):
                f"median/90%/99% T = {list(ref['quantiles'].values())}; T_(1-mu) lambda / log(1/mu) for lambda in {STEP_SWEEP}, mu = 0.5/0.1/0.01: "
                + "; ".join(f"{lam}: " + "/".join(f"{v:.2f}" for v in s.values()) for lam, s in scaling.items())
                + f" (roughly constant in lambda: the O(log(1/mu)/lambda) form; 1/gamma = {1 / gamma:.3f})")
-    verdict = Verdict.CONFIRMED if ok else Verdict.REFUTED if refuted else Verdict.INCONCLUSIVE   # CI straddling 1 - mu: power
-    return verdict, Evidence(summary, {**{k: str(v) for k, v in evidence.items()}, "scaling": str(scaling)})
+    return Measurement(summary, {**{k: str(v) for k, v in evidence.items()}, "scaling": str(scaling),
+                                 "intervals": {k: v["ci"] for k, v in evidence.items()}})
 
 
 def check_noise_free_trapped(context: CheckContext):
@@ -211,19 +208,19 @@ def check_noise_free_trapped(context: CheckContext):
         escape = int(np.argmax(distance > 0.5)) + 1 if np.any(distance > 0.5) else None
         outcome[start] = {"final_distance": float(distance[-1]), "escape_iteration": escape, "final_point": mean[-1].round(4).tolist()}
     trapped = all(v["escape_iteration"] is None for v in outcome.values())
-    return decide(trapped, "Algorithm 1 from the saddle: " + "; ".join(
+    return holds(trapped, "Algorithm 1 from the saddle: " + "; ".join(
         f"{k}: ||xbar^K - theta_s|| = {v['final_distance']:.3g}" + (f", leaves at k = {v['escape_iteration']} and ends at {v['final_point']}" if v["escape_iteration"] else ", stays")
         for k, v in outcome.items()) + " (float64; the printed point is 4.4e-5 from the root, which the unstable direction amplifies)", **outcome)
 
 
 def check_saddle_destination(context: CheckContext):
     """L589 / Fig. 4: 'the differential-privacy noise avoided the saddle point and ensured the convergence of all
-    agents to the optimal value'. Destinations of noisy runs from the saddle, by stationary point."""
+    agents to the optimal value'. Destinations of noisy runs from the saddle, by stationary point; the CP
+    intervals of the fraction at theta* against 1 - ESCAPE_MU (rule interval_above)."""
     values = _values(context)
     points = _points(context, values)
     star = refined_minimum(estimation(values))
-    rows = {}
-    worst_low = 1.0
+    rows, intervals = {}, {}
     for start in ("saddle_printed", "saddle_refined"):
         ends = _runs(context, start, values["sigma_var"])["mean"][-1]
         at_star = int(np.sum(np.linalg.norm(ends - star, axis=1) < DESTINATION_RADIUS))
@@ -231,13 +228,12 @@ def check_saddle_destination(context: CheckContext):
         table = destination_table(points, ends)
         rows[start] = {"at_theta_star": at_star, "runs": len(ends), "ci": (round(low, 4), round(high, 4)),
                        "destinations": table.to_dict(orient="records")}
-        worst_low = min(worst_low, high)
+        intervals[start] = (low, high)
     others = "; ".join(f"{r['point']} {r['kind']}: {r['runs']}" for r in rows["saddle_printed"]["destinations"])
-    return decide(worst_low >= 1 - ESCAPE_MU,
-                  f"fraction of noisy runs from the saddle ending within {DESTINATION_RADIUS} of theta*: printed start "
-                  f"{rows['saddle_printed']['at_theta_star']}/{rows['saddle_printed']['runs']} (CP {CONFIDENCE:.0%} {rows['saddle_printed']['ci']}), "
-                  f"refined {rows['saddle_refined']['at_theta_star']}/{rows['saddle_refined']['runs']} {rows['saddle_refined']['ci']}; "
-                  f"destinations (printed start): {others}", **{k: str(v) for k, v in rows.items()})
+    return Measurement(f"fraction of noisy runs from the saddle ending within {DESTINATION_RADIUS} of theta*: printed start "
+                       f"{rows['saddle_printed']['at_theta_star']}/{rows['saddle_printed']['runs']} (CP {CONFIDENCE:.0%} {rows['saddle_printed']['ci']}), "
+                       f"refined {rows['saddle_refined']['at_theta_star']}/{rows['saddle_refined']['runs']} {rows['saddle_refined']['ci']}; "
+                       f"destinations (printed start): {others}", {**{k: str(v) for k, v in rows.items()}, "intervals": intervals})
 
 
 def check_modified_landscape(context: CheckContext):
@@ -257,8 +253,8 @@ def check_modified_landscape(context: CheckContext):
         minima = [p for p in _points(context, variant) if p.kind == "minimum"]
         variants[label] = [p.location.round(4).tolist() for p in minima]
     counts = {label: len(v) for label, v in variants.items()}
-    return decide(all(c == 1 for c in counts.values()) and slope <= 0,
-                  f"F on B has a constrained local minimum on the edge theta1 = -8 at {best.round(4).tolist()} "
-                  f"(F = {float(problem.objective(best)):.4f} < F(theta_s) = {float(problem.objective(THETA_SADDLE_PRINTED)):.4f}, "
-                  f"dF/dtheta1 = {slope:.3f} > 0: F decreases out of the box); minima of the extended oracle: "
-                  + "; ".join(f"{k}: {v}" for k, v in variants.items()), **{k: str(v) for k, v in variants.items()})
+    return holds(all(c == 1 for c in counts.values()) and slope <= 0,
+                 f"F on B has a constrained local minimum on the edge theta1 = -8 at {best.round(4).tolist()} "
+                 f"(F = {float(problem.objective(best)):.4f} < F(theta_s) = {float(problem.objective(THETA_SADDLE_PRINTED)):.4f}, "
+                 f"dF/dtheta1 = {slope:.3f} > 0: F decreases out of the box); minima of the extended oracle: "
+                 + "; ".join(f"{k}: {v}" for k, v in variants.items()), **{k: str(v) for k, v in variants.items()})

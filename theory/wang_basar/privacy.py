@@ -20,13 +20,13 @@ from dpverify.algorithms.core.privacy import gaussian_dp_epsilon, gdp_mu_of_gaus
 from dpverify.algorithms.wang_basar.problems import Estimation
 from dpverify.theory.audit import PrivacyClaim, audit, sensitivity_probe
 from dpverify.theory.audit.scores import gaussian_log_likelihood_ratio
-from dpverify.theory.claims import Evidence, Verdict
+from dpverify.theory.claims import Measurement, holds
 from dpverify.theory.execution import CheckContext, task_seed_sequence
 from dpverify.theory.wang_basar.instances import THETA_SADDLE_PRINTED
 
 AUDIT_EPSILON, AUDIT_DELTA = 0.5, 1e-5     # default: an (eps, delta) inside the theorems' range (0, 1); spec P22 delta
 AUDIT_STEP = 0.02                          # the first-phase stepsize of Sec. 6.1 (L579)
-AUDIT_AGENT = 0
+AUDIT_AGENT = 0                            # default: the agent whose sample, gradient or state changes (any of the 5 agents)
 SAMPLES = {"quick": 20_000, "paper": 200_000}
 STEPS = (0.02, 1 / 501, 1 / 3000)          # lambda at k <= 500, k = 501, k = 3000 (Sec. 6.1 schedule)
 PROBE_GRID = 25                            # grid points per axis of B for the sensitivity probes
@@ -98,8 +98,8 @@ def check_sensitivity(name: str):
                      f" (witness x = {rows[STEPS[0]]['witness_x']})")
         if name == "data (28)":
             extra = f" (nu = max(data-Lipschitz {data_lipschitz(_problem()):g}, gradient-Lipschitz on B {gradient_lipschitz(_problem()):.3f}), n_i = 1)"
-        verdict = Verdict.REFUTED if refuted else Verdict.CONFIRMED
-        return verdict, Evidence(f"{name} l1 sensitivity on a {PROBE_GRID}x{PROBE_GRID} grid of B: {text}{extra}", {str(k): str(v) for k, v in rows.items()})
+        return holds(not refuted, f"{name} l1 sensitivity on a {PROBE_GRID}x{PROBE_GRID} grid of B: {text}{extra}",
+                     **{str(k): str(v) for k, v in rows.items()})
 
     return check
 
@@ -132,7 +132,7 @@ def _neighbours(theorem: str):
 
 def audit_message(theorem: str, reading: str = "a"):
     """Audit one iteration's shared message with the noise the theorem prescribes (its printed bound with
-    equality) against the theorem's (eps, delta)."""
+    equality) against the theorem's (eps, delta): the audit's eps lower bound for the rule audit_lower_bound."""
 
     def check(context: CheckContext):
         sigma_var = printed_sigma_var(theorem, AUDIT_STEP, reading=reading)
@@ -151,10 +151,10 @@ def audit_message(theorem: str, reading: str = "a"):
         mu = float(np.linalg.norm(mean1 - mean0) / std)
         exact = float(gaussian_dp_epsilon(AUDIT_DELTA, mu))
         evidence = result.evidence()
-        return result.verdict(), Evidence(
+        return Measurement(
             f"reading ({reading}), lambda = {AUDIT_STEP}, sigma_var = {sigma_var:.4g} (printed bound), x = printed saddle: "
             f"{result.summary()}; exact per-message eps at delta {AUDIT_DELTA:g}: {exact:.3g} (mu = {mu:.3g}, Balle-Wang/GDP)",
-            {**evidence.values, "sigma_var": sigma_var, "exact_epsilon": exact, "mu": mu})
+            {**evidence.values, "claimed_epsilon": AUDIT_EPSILON, "sigma_var": sigma_var, "exact_epsilon": exact, "mu": mu})
 
     return check
 
@@ -177,8 +177,8 @@ def check_experiment_privacy(context: CheckContext):
         mus = _protected_mu(np.array(lam), sigma_var)
         rows[f"lambda={lam:.3g}"] = {name: float(gaussian_dp_epsilon(AUDIT_DELTA, float(mu))) for name, mu in mus.items()}
     text = "; ".join(f"{k}: " + ", ".join(f"{n} eps {v:.3g}" for n, v in r.items()) for k, r in rows.items())
-    return Verdict.INCONCLUSIVE, Evidence(f"not claimed by the paper (no eps is given for Sec. 6): exact per-message eps at delta "
-                                          f"{AUDIT_DELTA:g} with sigma_var = {sigma_var}: {text}", rows)
+    return Measurement(f"not claimed by the paper (no eps is given for Sec. 6): exact per-message eps at delta "
+                       f"{AUDIT_DELTA:g} with sigma_var = {sigma_var}: {text}", rows)
 
 
 def check_composition(context: CheckContext):
@@ -192,7 +192,7 @@ def check_composition(context: CheckContext):
     for name, sensitivity in (("data", 4 * lam), ("gradient", lam), ("state", np.ones_like(lam))):
         mu = gdp_mu_of_gaussians(sensitivity, std)
         rows[name] = {"mu": mu, "epsilon": float(gaussian_dp_epsilon(AUDIT_DELTA, mu))}
-    return Verdict.INCONCLUSIVE, Evidence(
+    return Measurement(
         f"not claimed by the paper: composing the {len(k)} messages of one agent (Sec. 6.1 schedule, sigma_var = {values['sigma_var']}) "
         f"gives at delta {AUDIT_DELTA:g}: " + ", ".join(f"{n} mu = {r['mu']:.3g}, eps = {r['epsilon']:.3g}" for n, r in rows.items())
         + " (state privacy of earlier x_i^k is also leaked through later messages; the per-iteration theorems do not cover it)", rows)

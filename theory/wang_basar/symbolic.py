@@ -1,13 +1,13 @@
 """Symbolic checks of Wang & Basar (seeds/003): the test functions of Sec. 6, the constants of the
 proofs of Theorems 1-2 and Lemma 3, the stepsize conditions, and the noise conditions of Theorems 4-6.
-Each check is `(context) -> (Verdict, Evidence)`."""
+Each check is `(context) -> Measurement` of an exact computation (`holds`), for the rule `exact`."""
 
 from __future__ import annotations
 
 import numpy as np
 import sympy as sp
 
-from dpverify.theory.claims import Evidence, Verdict, decide
+from dpverify.theory.claims import holds
 from dpverify.theory.execution import CheckContext
 from dpverify.theory.symbolic import prove_identity
 from dpverify.theory.wang_basar.instances import (
@@ -38,8 +38,8 @@ def check_printed_gradient(context: CheckContext):
         printed = -2 * M.T * y + 2 * M.T * M * THETA + 3 * kappa * radius * THETA
         derived = sp.Matrix([sp.diff(_local_objective(i), v) for v in (t1, t2)])
         results.append(prove_identity(printed, derived))
-    return decide(all(r.proved for r in results), "printed gradient (L566) equals the sympy gradient of (L556) for i = 1..5"
-                  if all(r.proved for r in results) else "printed gradient differs: " + results[0].detail)
+    return holds(all(r.proved for r in results), "printed gradient (L566) equals the sympy gradient of (L556) for i = 1..5"
+                 if all(r.proved for r in results) else "printed gradient differs: " + results[0].detail)
 
 
 def check_printed_hessian(context: CheckContext):
@@ -50,14 +50,14 @@ def check_printed_hessian(context: CheckContext):
     difference = sp.simplify(printed - derived)
     result = prove_identity(printed, derived)
     if result.proved:
-        return Verdict.CONFIRMED, Evidence("printed Hessian (L570) equals the sympy Hessian")
+        return holds(True, "printed Hessian (L570) equals the sympy Hessian")
     saddle = {t1: sp.Rational(-74336, 10000), t2: sp.Rational(13959, 10000), kappa: sp.Rational(-1, 10)}
-    return Verdict.REFUTED, Evidence(
-        f"printed Hessian (L570) - true Hessian = {sp.simplify(difference[0, 0])} I (sign of the ||theta|| I term flipped: "
+    return holds(
+        False, f"printed Hessian (L570) - true Hessian = {sp.simplify(difference[0, 0])} I (sign of the ||theta|| I term flipped: "
         f"d(||theta|| theta) = ||theta|| I + theta theta^T/||theta||); at the printed saddle with kappa = -0.1 the printed "
         f"matrix has eigenvalues {[round(float(e), 3) for e in printed.subs(saddle).evalf().eigenvals()]} vs true "
         f"{[round(float(e), 3) for e in derived.subs(saddle).evalf().eigenvals()]}",
-        {"difference": str(difference)})
+        difference=str(difference))
 
 
 def check_convex_for_positive_kappa(context: CheckContext):
@@ -68,7 +68,7 @@ def check_convex_for_positive_kappa(context: CheckContext):
     eigenvalues = sorted(sp.simplify(e) for e in bracket.eigenvals())
     mtm = sorted((2 * M.T * M).eigenvals())
     ok = all(sp.ask(sp.Q.nonnegative(e), sp.Q.real(t1) & sp.Q.real(t2)) is not False for e in eigenvalues) and min(mtm) >= 0
-    return decide(ok, f"Hessian = 2M^TM (eigenvalues {mtm}) + 3 kappa x (PSD matrix with eigenvalues {eigenvalues}): "
+    return holds(ok, f"Hessian = 2M^TM (eigenvalues {mtm}) + 3 kappa x (PSD matrix with eigenvalues {eigenvalues}): "
                       "a sum of PSD matrices for kappa > 0, so f_i is convex", eigenvalues=str(eigenvalues))
 
 
@@ -105,9 +105,9 @@ def check_stationary_points(context: CheckContext):
           and sorted(k for k, _ in kinds) == ["minimum", "saddle"])
     description = "; ".join(f"({p[0]:.10f}, {p[1]:.10f}) {k} eig {np.round(e, 4).tolist()}" for p, (k, e) in zip(inside, kinds))
     outside = "; ".join(f"({p[0]:.3f}, {p[1]:.3f})" for p in points if not _in_box(p))
-    return decide(ok, f"exact: F has {len(points)} stationary points on R^2 (degree-6 polynomial in r), {len(inside)} on B: "
+    return holds(ok, f"exact: F has {len(points)} stationary points on R^2 (degree-6 polynomial in r), {len(inside)} on B: "
                       f"{description}; printed values within {max(star_gap, saddle_gap):.1e} (4 decimals); outside B: {outside}",
-                  inside=[p.tolist() for p in inside], outside=[p.tolist() for p in points if not _in_box(p)])
+                 inside=[p.tolist() for p in inside], outside=[p.tolist() for p in points if not _in_box(p)])
 
 
 def check_strict_saddle(context: CheckContext):
@@ -115,8 +115,8 @@ def check_strict_saddle(context: CheckContext):
     saddle = min(stationary_points_closed_form(), key=lambda p: np.linalg.norm(p - THETA_SADDLE_PRINTED))
     hessian = sp.hessian(sum(_local_objective(i, sp.Rational(-1, 10)) for i in range(1, 6)) / 5, (t1, t2))
     eigenvalues = np.linalg.eigvalsh(np.array(hessian.subs({t1: saddle[0], t2: saddle[1]}).evalf(), dtype=float))
-    return decide(eigenvalues.min() < 0 < eigenvalues.max(), f"Hessian of F at theta_s has eigenvalues {np.round(eigenvalues, 4).tolist()}",
-                  eigenvalues=eigenvalues.tolist())
+    return holds(eigenvalues.min() < 0 < eigenvalues.max(), f"Hessian of F at theta_s has eigenvalues {np.round(eigenvalues, 4).tolist()}",
+                 eigenvalues=eigenvalues.tolist())
 
 
 # ---- proofs of Theorems 1-2, Remark 3, Lemma 3 -------------------------------------------------------
@@ -128,8 +128,8 @@ def check_theorem_1_constants(context: CheckContext):
     first = prove_identity(eta**2 * (1 + eps), 1 - (1 - eta))
     second = prove_identity(eta**2 * (1 + 1 / eps), eta**2 / (1 - eta))
     positive = sp.solve_univariate_inequality(eps > 0, eta, relational=False)
-    return decide(first.proved and second.proved, f"eta^2(1+eps) = eta: {first.status}; eta^2(1+1/eps) = eta^2/(1-eta): "
-                  f"{second.status}; eps > 0 for eta in {positive}")
+    return holds(first.proved and second.proved, f"eta^2(1+eps) = eta: {first.status}; eta^2(1+1/eps) = eta^2/(1-eta): "
+                 f"{second.status}; eps > 0 for eta in {positive}")
 
 
 def check_inequality_19(context: CheckContext):
@@ -139,10 +139,10 @@ def check_inequality_19(context: CheckContext):
     rhs = 2 * (g.T * g)[0]
     at = {"g1": 1, "g2": 0}
     ratio = sp.simplify(lhs / rhs)
-    return Verdict.REFUTED, Evidence(
-        f"false for N = g: ||g+N||^2 = 4||g||^2 > ||g||^2 + ||N||^2 = 2||g||^2 (ratio {ratio}); e.g. g = N = (1, 0): 4 > 2. "
+    return holds(
+        ratio <= 1, f"false for N = g: ||g+N||^2 = 4||g||^2 > ||g||^2 + ||N||^2 = 2||g||^2 (ratio {ratio}); e.g. g = N = (1, 0): 4 > 2. "
         "The valid bound is 2||g||^2 + 2||N||^2 (as used in (20)); the conclusion of Theorem 1 survives with the factor 2",
-        {"counterexample": at})
+        counterexample=at)
 
 
 def check_remark_3_noise_term(context: CheckContext):
@@ -151,11 +151,12 @@ def check_remark_3_noise_term(context: CheckContext):
     exact = m * d * sigma   # sum over m agents and d coordinates of the per-coordinate variance sigma
     printed = m * sigma
     gap = sp.simplify(exact - printed)
-    numeric = {"m": 5, "d": 2, "sigma": 0.5, "exact": 5.0, "printed": 2.5}
-    return Verdict.REFUTED, Evidence(
-        f"E||N^k||^2 = m d sigma (trace of sigma I_{{md}}), printed m sigma: gap {gap} > 0 for every d >= 2; Sec. 6.1 "
+    at = {m: 5, d: 2, sigma: 0.5}                          # Sec. 6.1
+    numeric = {"m": 5, "d": 2, "sigma": 0.5, "exact": float(exact.subs(at)), "printed": float(printed.subs(at))}
+    return holds(
+        numeric["exact"] <= numeric["printed"], f"E||N^k||^2 = m d sigma (trace of sigma I_{{md}}), printed m sigma: gap {gap} > 0 for every d >= 2; Sec. 6.1 "
         "(m = 5, d = 2, sigma = 0.5): 5.0 vs 2.5. Finite either way, so Remark 3's conclusion survives",
-        numeric)
+        **numeric)
 
 
 def check_lemma_3(context: CheckContext):
@@ -169,10 +170,10 @@ def check_lemma_3(context: CheckContext):
     closed = sp.simplify(inner * outer)
     identity = prove_identity(closed, sp.pi**2 / 6 / (1 - beta))
     lam0, eta = sp.symbols("lambda0 eta", positive=True)
-    return decide(identity.proved and prove_identity(lam0 * inner.subs(beta, eta), lam0 / (1 - eta)).proved,
-                  f"order swapped: sum_l gamma^l sum_(k>=l) beta^(k-l) = {closed} for gamma^l = 1/(l+1)^2, finite for "
-                  f"0 < beta < 1 ({identity.status}); sum lambda^0 eta^k = lambda^0/(1-eta) bounds sum lambda^k eta^k "
-                  "for non-increasing lambda")
+    return holds(identity.proved and prove_identity(lam0 * inner.subs(beta, eta), lam0 / (1 - eta)).proved,
+                 f"order swapped: sum_l gamma^l sum_(k>=l) beta^(k-l) = {closed} for gamma^l = 1/(l+1)^2, finite for "
+                 f"0 < beta < 1 ({identity.status}); sum lambda^0 eta^k = lambda^0/(1-eta) bounds sum lambda^k eta^k "
+                 "for non-increasing lambda")
 
 
 def check_schedules(context: CheckContext):
@@ -192,7 +193,7 @@ def check_schedules(context: CheckContext):
     for power in (sp.Rational(1, 2), sp.Rational(3, 4), 1, sp.Rational(11, 10)):
         rows[f"1/k^{power}"] = {"sum lambda": str(sp.summation(k ** (-power), (k, 1, sp.oo))),
                                 "sum lambda^2": str(sp.summation(k ** (-2 * power), (k, 1, sp.oo)))}
-    return decide(ok, "both Sec. 6 schedules: non-increasing (0.02 -> 1/501, 0.003 -> 0.3/101), sum = oo, sum of squares "
+    return holds(ok, "both Sec. 6 schedules: non-increasing (0.02 -> 1/501, 0.003 -> 0.3/101), sum = oo, sum of squares "
                       f"finite ({rows['Sec. 6.1 (L579)']['sum lambda^2']}, {rows['Sec. 6.2 (L597)']['sum lambda^2']}); a/k^v "
                       "qualifies iff 1/2 < v <= 1", **rows)
 
@@ -246,7 +247,7 @@ def check_privacy_condition(theorem: str):
                       or _at_least_one(printed_sigma_var(theorem, r) / required_sigma_var(theorem)) for r in SYMBOLIC_READINGS}
         summary = (f"printed condition gives sigma_var >= required x {ratio_a} under reading (a) (sigma^2 = sigma_var); "
                    f"sufficient for lambda < 1 under readings: {[r for r, ok in sufficient.items() if ok]}")
-        return decide(sufficient["a"], summary, **table)
+        return holds(sufficient["a"], summary, **table)
 
     return check
 
@@ -264,9 +265,9 @@ def check_remark_4(context: CheckContext):
     derivative = sp.simplify(sp.diff(epsilon_of_delta, delta))
     unit = {nu: 1, lam: 1, n_i: 1, sigma: 1}
     slopes = [float(derivative.subs(unit).subs(delta, point)) for point in (1e-6, 1e-3, 0.5, 0.99)]
-    return decide(all(s < 0 for s in slopes) and epsilon_of_delta.free_symbols >= {delta},
-                  f"boundary of (29): eps = {epsilon_of_delta}, continuous and strictly decreasing in delta on (0, 1) "
-                  f"(d eps/d delta at delta = 1e-6, 1e-3, 0.5, 0.99 with unit constants: {[f'{s:.3g}' for s in slopes]}): a curve of pairs")
+    return holds(all(s < 0 for s in slopes) and epsilon_of_delta.free_symbols >= {delta},
+                 f"boundary of (29): eps = {epsilon_of_delta}, continuous and strictly decreasing in delta on (0, 1) "
+                 f"(d eps/d delta at delta = 1e-6, 1e-3, 0.5, 0.99 with unit constants: {[f'{s:.3g}' for s in slopes]}): a curve of pairs")
 
 
 def check_l526(context: CheckContext):
@@ -274,7 +275,7 @@ def check_l526(context: CheckContext):
     data = PRIVACY_THEOREMS["theorem-4"]["printed"]
     gradient = PRIVACY_THEOREMS["theorem-5"]["printed"]
     ok = sp.simplify(sp.diff(data, n_i)).could_extract_minus_sign() and sp.diff(gradient, n_i) == 0
-    return decide(ok, f"d(29)/d n_i = {sp.simplify(sp.diff(data, n_i))} < 0; Theorem 5's bound has no n_i")
+    return holds(ok, f"d(29)/d n_i = {sp.simplify(sp.diff(data, n_i))} < 0; Theorem 5's bound has no n_i")
 
 
 def check_remark_5(context: CheckContext):
@@ -284,8 +285,8 @@ def check_remark_5(context: CheckContext):
     epsilon_k = sp.solve(sp.Eq(sigma**2, PRIVACY_THEOREMS["theorem-6"]["printed"]), eps)[0]
     limit = sp.limit(epsilon_k.subs(delta, sp.Rational(1, 10**5)), lam, 0, "+")
     exact_mu = 1 / (lam * sp.sqrt(sigma_var))   # exact GDP parameter of one release, l2 sensitivity 1
-    return decide(limit == sp.oo and sp.limit(exact_mu, lam, 0, "+") == sp.oo,
-                  f"eps_k = {epsilon_k} -> {limit} as lambda -> 0; the exact mechanism's mu = 1/(lambda sqrt(sigma_var)) -> oo too")
+    return holds(limit == sp.oo and sp.limit(exact_mu, lam, 0, "+") == sp.oo,
+                 f"eps_k = {epsilon_k} -> {limit} as lambda -> 0; the exact mechanism's mu = 1/(lambda sqrt(sigma_var)) -> oo too")
 
 
 # ---- ICA (Sec. 6.2) -------------------------------------------------------------------------------------
@@ -347,4 +348,4 @@ def check_ica_saddles(context: CheckContext):
                f"s = 1 minima); literal Y-coordinates with a random orthonormal A (seed 0): ||Riemannian gradient|| at "
                f"u* = {riemannian_norm:.3f} != 0 (not stationary)")
     refuted = exact[3] != "saddle" or numeric[10][10] != "saddle"
-    return (Verdict.REFUTED if refuted else Verdict.CONFIRMED), Evidence(summary, {"d=3": str(exact), "d=4": str(numeric[4]), "d=10": str(numeric[10])})
+    return holds(not refuted, summary, **{"d=3": str(exact), "d=4": str(numeric[4]), "d=10": str(numeric[10])})

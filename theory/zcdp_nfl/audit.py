@@ -37,8 +37,8 @@ from dpverify.algorithms.zcdp_nfl.algorithm import (
     primal_update,
     run_zcdp_nfl,
 )
-from dpverify.theory.audit import PrivacyClaim, audit, sensitivity_probe
-from dpverify.theory.claims import Evidence, Verdict
+from dpverify.theory.audit import AuditResult, PrivacyClaim, ProbeResult, audit, sensitivity_probe
+from dpverify.theory.claims import Evidence, Measurement, Verdict
 from dpverify.theory.execution import CheckContext, task_seed_sequence
 from dpverify.theory.zcdp_nfl.instances import zcdp_budget
 from dpverify.theory.zcdp_nfl.numerics import settings_of
@@ -176,17 +176,34 @@ def _samples(context: CheckContext) -> int:
     return context.audit_samples or SAMPLES["quick" if context.is_quick else "paper"]
 
 
-def _run_audit(context: CheckContext, sampler, claim: PrivacyClaim, setup: AuditSetup, key: str):
+def _audit_measurement(result: AuditResult) -> Measurement:
+    """An audit as a measurement for the rule audit_lower_bounds: each claimed quantity (eps, rho)
+    with its lower bound."""
+    claimed = {"epsilon": (result.epsilon_lower_bound, result.claim.epsilon),
+               "rho": (result.rho_lower_bound, result.claim.rho)}
+    evidence = result.evidence()
+    return Measurement(evidence.summary, {**evidence.values, "lower_bounds": {
+        name: bounds for name, bounds in claimed.items() if bounds[1] is not None}})
+
+
+def _probe_measurement(result: ProbeResult, summary: str, values: dict) -> Measurement:
+    """A sensitivity probe as a measurement for the rule audit_lower_bounds: the largest witnessed
+    ||w_D - w_D'|| / Delta(n) is a lower bound on the sensitivity, claimed to be at most 1 (Lemma I)."""
+    return Measurement(summary, {**values, "lower_bounds": {
+        "||w_D - w_D'|| / Delta(n)": (result.max_distance, result.claimed_sensitivity)}})
+
+
+def _run_audit(context: CheckContext, sampler, claim: PrivacyClaim, setup: AuditSetup, key: str) -> Measurement:
     rng = np.random.default_rng(task_seed_sequence(context.root_seed, f"zcdp-nfl/audit/{key}"))
     result = audit(sampler, setup.neighbours, claim, samples=_samples(context), confidence=context.audit_confidence,
                    rng=rng, adjacency=replace_one_adjacent, chunk_size=CHUNK)
-    return result.verdict(), result.evidence()
+    return _audit_measurement(result)
 
 
 def audit_release(loss: str, clip: bool):
     """Theorem I (L125-L132): the release at one iteration is varphi^(n)-zCDP given the history."""
 
-    def check(context: CheckContext) -> tuple[Verdict, Evidence]:
+    def check(context: CheckContext) -> Measurement | tuple[Verdict, Evidence]:
         if "figure-2" not in context.parameters:
             return Verdict.NOT_RUN, Evidence("experiment parameters not supplied")
         setup = audit_setup(context, loss, clip)
@@ -201,7 +218,7 @@ def audit_transcript(loss: str, clip: bool, reading: str = "broadcast"):
     """Corollary (L134-L140) against the whole message transcript (L28's adversary): the run is
     (eps, delta)-DP with the Corollary's eps, and rho_total-zCDP (Theorem I composed, App. C)."""
 
-    def check(context: CheckContext) -> tuple[Verdict, Evidence]:
+    def check(context: CheckContext) -> Measurement | tuple[Verdict, Evidence]:
         if "figure-2" not in context.parameters:
             return Verdict.NOT_RUN, Evidence("experiment parameters not supplied")
         setup = audit_setup(context, loss, clip, reading)
@@ -231,7 +248,7 @@ def probe_sensitivity(loss: str, clip: bool, reading: str = "broadcast"):
     both datasets with identical noise would let the histories drift apart, which adaptive
     composition does not charge to one release), at every iteration of a run."""
 
-    def check(context: CheckContext) -> tuple[Verdict, Evidence]:
+    def check(context: CheckContext) -> Measurement | tuple[Verdict, Evidence]:
         if "figure-2" not in context.parameters:
             return Verdict.NOT_RUN, Evidence("experiment parameters not supplied")
         setup = audit_setup(context, loss, clip, reading)
@@ -239,8 +256,8 @@ def probe_sensitivity(loss: str, clip: bool, reading: str = "broadcast"):
         worst = result.witness_index[-1] + 1
         summary = (f"max ||w_D - w_D'|| / Delta(n) = {result.max_distance:.6g} at n = {worst} over {AUDIT_HORIZON} "
                    f"iterations: {'REFUTED (the bound of Lemma I is exceeded)' if result.refuted else 'not refuted on this history'}")
-        return (Verdict.REFUTED if result.refuted else Verdict.INCONCLUSIVE), Evidence(
-            summary, {"max_ratio_to_bound": result.max_distance, "at_iteration": worst, "loss": loss, "clip": clip})
+        return _probe_measurement(result, summary, {"max_ratio_to_bound": result.max_distance, "at_iteration": worst,
+                                                    "loss": loss, "clip": clip})
     return check
 
 
@@ -264,7 +281,7 @@ def probe_random_neighbours(loss: str, clip: bool):
     """Lemma I against a randomized search over neighbouring datasets (not only the canary): the
     largest ||w_D - w_D'|| / Delta(n) over random replacement records and every iteration of a run."""
 
-    def check(context: CheckContext) -> tuple[Verdict, Evidence]:
+    def check(context: CheckContext) -> Measurement | tuple[Verdict, Evidence]:
         if "figure-2" not in context.parameters:
             return Verdict.NOT_RUN, Evidence("experiment parameters not supplied")
         setup = audit_setup(context, loss, clip)
@@ -275,7 +292,6 @@ def probe_random_neighbours(loss: str, clip: bool):
         summary = (f"max ||w_D - w_D'|| / Delta(n) = {result.max_distance:.4g} over {count} random neighbours x "
                    f"{AUDIT_HORIZON} iterations: " + ("REFUTED (Lemma I's bound exceeded)" if result.refuted
                                                       else f"not refuted at {count} neighbours"))
-        return (Verdict.REFUTED if result.refuted else Verdict.INCONCLUSIVE), Evidence(
-            summary, {"max_ratio_to_bound": result.max_distance, "neighbours": count, "witness": list(result.witness_index),
-                      "loss": loss, "clip": clip})
+        return _probe_measurement(result, summary, {"max_ratio_to_bound": result.max_distance, "neighbours": count,
+                                                    "witness": list(result.witness_index), "loss": loss, "clip": clip})
     return check

@@ -25,7 +25,6 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
-import scipy.stats
 
 from dpverify.algorithms.core.errors import InvalidParameterError
 from dpverify.algorithms.core.network import Network, paper_matrices, phi_max, phi_min
@@ -36,8 +35,9 @@ from dpverify.algorithms.zcdp_nfl.algorithm import (
     run_zcdp_nfl,
     sensitivity_bound,
 )
-from dpverify.theory.claims import Evidence, Verdict
+from dpverify.theory.claims import Evidence, Measurement, Verdict, holds
 from dpverify.theory.execution import CheckContext, task_seed_sequence
+from dpverify.theory.stats import SIGNIFICANCE, mean_interval
 from dpverify.theory.zcdp_nfl.instances import Instance, Settings, zcdp_budget
 from dpverify.theory.zcdp_nfl.numerics import (
     FIGURES,
@@ -59,7 +59,6 @@ IDENTITY_REPLICAS = 4            # default: replicas used by the identity checks
 FINITE_DIFFERENCE_DIRECTIONS = 4  # default: random directions for the derivative of (14)
 RANDOM_R_DRAWS = 3               # default: random vectors r in Lemma II besides r = 0
 THEOREM_2_HORIZONS = (10, 25, 50, 100, 200)  # default: T grid of (19), capped at the figure's horizon
-CONFIDENCE = 0.95                # two-sided Student-t intervals of the Monte-Carlo means in (19)
 
 
 # ---- stacking and matrix helpers (L150, L167, L36) --------------------------------------------
@@ -220,7 +219,7 @@ def budgets(context: CheckContext, figure: str) -> list[tuple[str, float]]:
     """(label, total eps) of the runs of Lemma II / Theorem II: the reference eps, the largest eps of
     the experiment's grid (if larger), and the weak-noise probe."""
     values = context.parameters[figure]
-    largest = max(values.get("epsilons", [REFERENCE_EPSILON]))
+    largest = max(values["epsilons"])
     chosen = [("reference", REFERENCE_EPSILON)]
     if largest > REFERENCE_EPSILON:
         chosen.append(("largest experiment budget", float(largest)))
@@ -259,15 +258,15 @@ def _figures_values(values: dict[str, Any], key: str) -> float:
     return max(values[problem][key] for problem in FIGURES.values())
 
 
-def check_subgradient_14(context: CheckContext) -> tuple[Verdict, Evidence]:
+def check_subgradient_14(context: CheckContext) -> Measurement | tuple[Verdict, Evidence]:
     """L172: the subgradient of (14) is printed as \\hat f'(W^(n+1)) = 2 D^(n+1) (x) I_P (W^(n+1) - tW^(n))
     + f'(tW^(n)). Along a private run of each experiment, the derivative of (14) itself is measured by
     central differences along random unit directions (exact for a quadratic up to round-off) and
     compared with the printed formula and with 2 (D^(n+1) (x) I_P)^2 (W^(n+1) - tW^(n)) + f'(tW^(n)).
-    Decision: confirmed if the printed formula matches the measured derivative to round-off
-    (relative 1e-9) at every (n, replica); refuted otherwise, with the residual
-    ||printed - gradient|| / ||gradient||; inconclusive if the D^2 formula itself does not match the
-    finite differences (then the harness, not the paper, is in question)."""
+    Measured (rule exact): whether the printed formula matches the measured derivative to round-off
+    (relative 1e-9) at every (n, replica), with the residual ||printed - gradient|| / ||gradient||. If
+    the D^2 formula itself does not match the finite differences, the harness, not the paper, is in
+    question: then no measurement is returned (inconclusive)."""
     if (missing := _missing(context)) is not None:
         return missing
     values: dict[str, dict[str, Any]] = {}
@@ -305,23 +304,23 @@ def check_subgradient_14(context: CheckContext) -> tuple[Verdict, Evidence]:
         return Verdict.INCONCLUSIVE, Evidence(
             "the D^2 gradient of (14) does not match finite differences of (14): harness problem, no verdict", values)
     if printed_ok:
-        return Verdict.CONFIRMED, Evidence(f"printed subgradient matches the derivative of (14) (max {worst:.1e})", values)
-    return Verdict.REFUTED, Evidence(
+        return holds(True, f"printed subgradient matches the derivative of (14) (max {worst:.1e})", **values)
+    return holds(False,
         f"the printed 2 D (x) I_P (W - tW) + f' is not the derivative of (14): relative residual up to {worst:.3g} "
         f"(median {example['printed_relative_residual_median']:.3g} on elastic net); the derivative is "
         f"2 (D (x) I_P)^2 (W - tW) + f' = (W - tW)/eta + f' (matches finite differences to "
         f"{_figures_values(values, 'gradient_D2_vs_finite_difference_max'):.1e}); the printed form vanishes only "
         f"where eta^(n+1) = 1/2 (n+1 = {example['smallest_residual_at_n_plus_1']} here, residual "
-        f"{example['smallest_residual']:.1e})", values)
+        f"{example['smallest_residual']:.1e})", **values)
 
 
-def check_representation_16(context: CheckContext) -> tuple[Verdict, Evidence]:
+def check_representation_16(context: CheckContext) -> Measurement | tuple[Verdict, Evidence]:
     """(16) (L182-L183) along a private run of each experiment, alpha := stacked gamma (spec §2.6):
     line 1, \\hat f'(W^(n+1)) + alpha^(n) + 2 rho M W^(n+1) - rho L_+ tW^(n) = 0, evaluated with
     \\hat f' as printed at L172 (2 D (x) I_P) and with the gradient of (14) (2 (D (x) I_P)^2);
     line 2, alpha^(n+1) - alpha^(n) - rho L_- tW^(n+1) = 0. Residuals are relative to the largest
-    term. Decision on the paper's printed version (D): confirmed if both lines hold to round-off
-    (1e-9) at every (n, replica), refuted otherwise; the D^2 residuals are reported alongside."""
+    term. Measured (rule exact) on the paper's printed version (D): whether both lines hold to
+    round-off (1e-9) at every (n, replica); the D^2 residuals are reported alongside."""
     if (missing := _missing(context)) is not None:
         return missing
     values: dict[str, dict[str, Any]] = {}
@@ -343,15 +342,15 @@ def check_representation_16(context: CheckContext) -> tuple[Verdict, Evidence]:
     run = bounds_run(context, "figure-1")
     values["alpha_note"] = (f"L180 prints alpha = H_-^T W, a vector of 2EP = {2 * run.instance.network.num_edges * run.dim} "
                             f"entries; (16) needs KP = {run.primal.shape[-1]}: alpha := stacked gamma (spec §2.6)")
-    holds = printed_worst < ROUND_OFF and line_2_worst < ROUND_OFF
+    holds_printed = printed_worst < ROUND_OFF and line_2_worst < ROUND_OFF
     summary = (f"line 1 with the printed \\hat f' (2 D): relative residual up to {printed_worst:.3g}; with 2 D^2: "
                f"{d2_worst:.1e}; line 2: {line_2_worst:.1e}. (16) holds for Algorithm 1 only with the corrected "
-               f"subgradient of (14)" if not holds else
+               f"subgradient of (14)" if not holds_printed else
                f"both lines hold with the printed \\hat f' (max {max(printed_worst, line_2_worst):.1e})")
-    return (Verdict.CONFIRMED if holds else Verdict.REFUTED), Evidence(summary, values)
+    return holds(holds_printed, summary, **values)
 
 
-def check_representation_17(context: CheckContext) -> tuple[Verdict, Evidence]:
+def check_representation_17(context: CheckContext) -> Measurement | tuple[Verdict, Evidence]:
     """(17) (L185-L187) along a private run of each experiment: \\hat f'(W^(n+1))/rho + 2 Q r^(n+1)
     + L_+ (W^(n+1) - tW^(n)) = 2 M xi^(n+1), with r^(n) = sum_{s=0}^n Q tW^(s) (L185), Q = sqrt(L_-/2),
     per n and replica. Evaluated as printed (\\hat f' with D, L172) and with the gradient of (14)
@@ -360,8 +359,8 @@ def check_representation_17(context: CheckContext) -> tuple[Verdict, Evidence]:
       (17a) \\hat f'/rho + 2 Q r^(n+1) + L_+ (W^(n+1) - tW^(n)) = L_- xi^(n+1), equivalently
       (17b) \\hat f'/rho + 2 Q r^(n+1) + L_+ (tW^(n+1) - tW^(n)) = 2 M xi^(n+1);
     so the printed (17) with D^2 is off by exactly -L_+ xi^(n+1) (zero only without noise).
-    Decision on the printed version: confirmed if its relative residual is below 1e-9 at every
-    (n, replica), refuted otherwise; all variants are reported."""
+    Measured (rule exact) on the printed version: whether its relative residual is below 1e-9 at
+    every (n, replica); all variants are reported."""
     if (missing := _missing(context)) is not None:
         return missing
     values: dict[str, dict[str, Any]] = {}
@@ -398,12 +397,12 @@ def check_representation_17(context: CheckContext) -> tuple[Verdict, Evidence]:
                                  "(17b) fhat'/rho + 2Qr^(n+1) + L_+(tW^(n+1) - tW^(n)) = 2M xi^(n+1); "
                                  "fhat' = 2(D (x) I_P)^2 (W^(n+1) - tW^(n)) + f'(tW^(n)); tW^(0) = 0")
     if printed_worst < ROUND_OFF:
-        return Verdict.CONFIRMED, Evidence(f"(17) holds as printed (max relative residual {printed_worst:.1e})", values)
-    return Verdict.REFUTED, Evidence(
+        return holds(True, f"(17) holds as printed (max relative residual {printed_worst:.1e})", **values)
+    return holds(False,
         f"(17) as printed fails: relative residual up to {printed_worst:.3g}; with the corrected subgradient (D^2) it "
         f"still fails (median {d2_median:.3g}) because its right side should be L_- xi^(n+1), not 2 M xi^(n+1) "
         f"(equivalently L_+(tW^(n+1) - tW^(n)) on the left): printed-with-D^2 + L_+ xi^(n+1) and both corrected "
-        f"forms hold to {corrected:.1e}; (17) as printed holds only without noise", values)
+        f"forms hold to {corrected:.1e}; (17) as printed holds only without noise", **values)
 
 
 # ---- Lemma II (18) and Theorem II (19) -------------------------------------------------------
@@ -479,7 +478,7 @@ def lemma_2_sides(run: StackedRun, r: np.ndarray, terms: BoundTerms,
     return lhs, rhs, scale
 
 
-def check_lemma_2(context: CheckContext) -> tuple[Verdict, Evidence]:
+def check_lemma_2(context: CheckContext) -> Measurement | tuple[Verdict, Evidence]:
     """Lemma II, (18) (L193-L204): for any r in R^{KP} and any n, (f(tW^(n)) - f(W*))/rho + <tW^(n), 2Qr>
     <= (1/rho)(||q^(n-1) - q*||_G^2 - ||q^(n) - q*||_G^2) + Aq_n - Bp_n + Cp_n + Nz_n + Dt_n (terms as
     printed, D not D^2; W* = 1_K (x) w_c, f = the experiment's objective). Evaluated pathwise at every
@@ -487,8 +486,8 @@ def check_lemma_2(context: CheckContext) -> tuple[Verdict, Evidence]:
     each experiment at each budget of `budgets` (reference eps, largest experiment eps, weak-noise
     probe), for r = 0 and RANDOM_R_DRAWS random r. (18) has no expectation and no condition on the
     privacy budget, so a single violation beyond round-off (margin RHS - LHS < -1e-9 x the sum of the
-    absolute values of the terms) is a counterexample. Decision: refuted with the witness (budget,
-    problem, n, replica, both sides) if any; else confirmed. Reported alongside: per budget, the
+    absolute values of the terms) is a counterexample. Measured (rule exact): whether no counterexample
+    exists, with the witness (budget, problem, n, replica, both sides) if any. Reported alongside: per budget, the
     fraction held and the worst margin; the r-dependence of the margin (nil: <tW^(n), 2Qr> cancels
     against the r-part of the G-terms); violations when Dt uses D^2 (the corrected subgradient)."""
     if (missing := _missing(context)) is not None:
@@ -544,26 +543,22 @@ def check_lemma_2(context: CheckContext) -> tuple[Verdict, Evidence]:
     if violations:
         failing = sorted({k for k, v in values.items() if isinstance(v, dict) and "fraction_held" in v
                           and v["fraction_held"] < 1})
-        return Verdict.REFUTED, Evidence(
+        return holds(False,
             f"(18) fails at {violations} of {evaluations} (budget, problem, n, replica, r) evaluations ({'; '.join(failing)}); "
             f"witness: {witness['problem']}, eps = {witness['epsilon']:g}, n = {witness['n']}, replica {witness['replica']}: "
             f"LHS {witness['lhs']:.6g} > RHS {witness['rhs']:.6g} (relative margin {witness['relative_margin']:.2e}, "
             f"round-off 1e-9); {reference_summary}; with D^2 in the last term (corrected subgradient of (14)) the "
             f"fraction held is {min(v['fraction_held_with_D2_step'] for k, v in values.items() if isinstance(v, dict) and 'fraction_held_with_D2_step' in v):.3f}",
-            values)
-    return Verdict.CONFIRMED, Evidence(
+            **values)
+    return holds(True,
         f"(18) holds at all {evaluations} (budget, problem, n, replica, r) evaluations; tightest relative margin "
         f"{tightest['relative_margin']:.3g} ({tightest['problem']}, eps = {tightest['epsilon']:g}, n = {tightest['n']}); "
-        f"{reference_summary}", values)
+        f"{reference_summary}", **values)
 
 
-def _mean_interval(samples: np.ndarray, confidence: float = CONFIDENCE) -> tuple[float, float, float]:
-    """Mean and two-sided Student-t interval (confidence) of independent samples."""
-    samples = np.asarray(samples, dtype=float)
-    mean = float(samples.mean())
-    half = float(scipy.stats.t.ppf(0.5 + confidence / 2, samples.size - 1) * samples.std(ddof=1)
-                 / math.sqrt(samples.size))
-    return mean, mean - half, mean + half
+def _mean_interval(samples: np.ndarray) -> tuple[float, float, float]:
+    """Mean and two-sided Student-t interval (confidence 1 - SIGNIFICANCE) of independent samples."""
+    return (float(np.mean(samples)), *mean_interval(np.asarray(samples, dtype=float).ravel(), SIGNIFICANCE))
 
 
 def theorem_2_sides(run: StackedRun, terms: BoundTerms, horizon: int) -> tuple[np.ndarray, np.ndarray]:
@@ -587,7 +582,7 @@ def theorem_2_sides(run: StackedRun, terms: BoundTerms, horizon: int) -> tuple[n
     return lhs, rho / horizon * summed + outside / horizon
 
 
-def check_theorem_2(context: CheckContext) -> tuple[Verdict, Evidence]:
+def check_theorem_2(context: CheckContext) -> Measurement | tuple[Verdict, Evidence]:
     """Theorem II, (19) (L208-L220): E[f(hW^(T)) - f(W*)] <= (rho/T) sum_{n=1}^T (Aq_n - Bp_n + Dt_n
     - Cs_n + Ep_n) + (1/T) rho P 4 (Phi_max(L_-)^2 + Phi_max(L_+)^2) sum_k sigma_k^2(0)/(Phi_min(L_-)(1-tau))
     + <tW^(1), L_+(tW^(1) - tW^(0))>/T + rho ||Q tW^(0)||^2/T + rho ||tW^(0) - W*||^2_{L_-/2}/T, as printed;
@@ -595,14 +590,16 @@ def check_theorem_2(context: CheckContext) -> tuple[Verdict, Evidence]:
     Monte-Carlo over the noise replicas of private runs of each experiment at each budget of
     `budgets` (reference eps, largest experiment eps, weak-noise probe; the theorem puts no condition
     on phi^(1)); T in THEOREM_2_HORIZONS, prefixes of runs of T_max + 1 iterations; 95% Student-t
-    intervals of both means (the RHS is random too). Decision: refuted if the LHS lower end exceeds
-    the RHS upper end at some (budget, problem, T); confirmed if the LHS upper end is <= the RHS lower
-    end at all; else inconclusive. Also reported: RHS/LHS, and the fraction of replicas with
+    intervals of both means (the RHS is random too). Measured for the rule interval_below(0): per
+    (budget, problem, T) the interval [LHS low - RHS high, LHS high - RHS low] of LHS - RHS, which lies
+    below 0 iff the LHS interval lies below the RHS interval (confirmed at all) and at or above 0 iff the
+    LHS lower end reaches the RHS upper end (refuted at one). Also reported: RHS/LHS, and the fraction of replicas with
     f(hW^(T)) < f(W*) (L216 states E[f(hW^(T)) - f(W*)] > 0)."""
     if (missing := _missing(context)) is not None:
         return missing
     values: dict[str, Any] = {}
     outcomes: list[tuple[str, str]] = []
+    intervals: dict[str, tuple[float, float]] = {}
     for figure, problem in FIGURES.items():
         for label, epsilon in budgets(context, figure):
             run = bounds_run(context, figure, epsilon)
@@ -614,6 +611,7 @@ def check_theorem_2(context: CheckContext) -> tuple[Verdict, Evidence]:
                 rhs_mean, rhs_low, rhs_high = _mean_interval(rhs)
                 outcome = "refuted" if lhs_low > rhs_high else "confirmed" if lhs_high <= rhs_low else "inconclusive"
                 outcomes.append((f"{problem}, {label}, T = {horizon}", outcome))
+                intervals[f"{problem}, {label}, T = {horizon}"] = (lhs_low - rhs_high, lhs_high - rhs_low)
                 rows.append({"T": horizon, "lhs_mean": lhs_mean, "lhs_ci": [lhs_low, lhs_high], "rhs_mean": rhs_mean,
                              "rhs_ci": [rhs_low, rhs_high], "rhs_over_lhs": rhs_mean / lhs_mean if lhs_mean else math.inf,
                              "fraction_negative_gap": float(np.mean(lhs < 0)), "outcome": outcome})
@@ -626,8 +624,6 @@ def check_theorem_2(context: CheckContext) -> tuple[Verdict, Evidence]:
     values["reading"] = ("as printed: <tW^(1), L_+(tW^(1) - tW^(0))>/T carries no factor rho, although (39) x rho/T "
                          "gives one; with it the RHS would be smaller (the term is >= 0 here, tW^(0) = 0, L_+ PSD)")
     refuted = [where for where, outcome in outcomes if outcome == "refuted"]
-    verdict = (Verdict.REFUTED if refuted else
-               Verdict.CONFIRMED if all(o == "confirmed" for _, o in outcomes) else Verdict.INCONCLUSIVE)
     reference = {k: v for k, v in values.items() if k.endswith("reference")}
     smallest_ratio = min(row["rhs_over_lhs"] for v in reference.values() for row in v["per_T"])
     summary = (f"at the reference budget (eps = {REFERENCE_EPSILON:g}) the RHS exceeds the LHS by a factor >= "
@@ -642,4 +638,4 @@ def check_theorem_2(context: CheckContext) -> tuple[Verdict, Evidence]:
     else:
         summary = (f"{sum(o == 'confirmed' for _, o in outcomes)}/{len(outcomes)} (budget, problem, T) with the LHS "
                    f"interval below the RHS interval; " + summary)
-    return verdict, Evidence(summary, values)
+    return Measurement(summary, {"intervals": intervals, **values})

@@ -36,7 +36,8 @@ from dpverify.algorithms.zcdp_nfl.baselines.subgradient_nfl import (
 )
 from dpverify.theory.ground_truth import GroundTruth, solve_regression
 
-PROBLEMS = ("elastic_net", "lad", "ridge")
+PROBLEMS = ("elastic_net", "lad", "ridge")  # seeds/004 Sec. 5: elastic net (L306), LAD (L313), ridge (L319)
+# seeds/004 L300: zCDP-NFL and its baselines ((eps,delta)DP-NFL, zCDP-grad-NFL, P-ADMM); non-private NFL is a reference
 ALGORITHMS = ("zcdp-nfl", "eps-delta-nfl", "zcdp-grad-nfl", "p-admm", "nonprivate-nfl")
 ALGORITHM_LABELS = {"zcdp-nfl": "zCDP-NFL", "eps-delta-nfl": "(ε,δ)DP-NFL", "zcdp-grad-nfl": "zCDP-grad-NFL",
                     "p-admm": "P-ADMM", "nonprivate-nfl": "non-private NFL"}

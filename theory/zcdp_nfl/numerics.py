@@ -1,8 +1,9 @@
 """Numerical and statistical checks of zCDP-NFL on the experiments' actual instances and parameters.
 
-Each check is `(context) -> (Verdict, Evidence)`. Instances are built from the experiment
-parameters handed down in `context.parameters` (the TOML files of reproductions/zcdp_nfl) and seeded
-from the root seed and a fixed key, so every check sees the same instance.
+Each check is `(context) -> Measurement` (its rule, declared in claims.py, decides; Theorem III's
+check still decides itself). Instances are built from the experiment parameters handed down in
+`context.parameters` (the TOML files of reproductions/zcdp_nfl) and seeded from the root seed and a
+fixed key, so every check sees the same instance.
 """
 
 from __future__ import annotations
@@ -20,9 +21,10 @@ from dpverify.algorithms.zcdp_nfl.algorithm import (
     lemma1_sensitivity,
     primal_update,
 )
-from dpverify.theory.claims import Evidence, Verdict, decide
+from dpverify.theory.claims import Evidence, Measurement, Verdict, holds
 from dpverify.theory.execution import CheckContext, Task, task_seed_sequence
 from dpverify.theory.stats import (
+    SIGNIFICANCE,
     fit_rate_exponent,
     mann_kendall,
     one_sided_upper_mean_bound,
@@ -43,20 +45,18 @@ CANARY_TARGET = 1e6            # |Y| of the LAD canary: residual sign fixed at e
 CONVERGENCE_THRESHOLD = 1e-3   # spec Sec. 7.3.1: mean normalized error below this at the horizon
 RATE_THRESHOLD = -0.9          # spec Sec. 7.3.2: O(1/T) if the CI upper end of the slope is <= -0.9
 DIVERGENCE_FACTOR = 1e6        # |G|+C growing by this factor over the run (or overflowing) is divergence, not a rate
-STAT_CONFIDENCE = 0.95
 GROUND_TRUTH_TOLERANCE = 1e-6  # stationarity residual and duality gap of the CVXPY reference
-SIGNIFICANCE = 0.05
 # sizes of the long runs: (noise replicas, horizon)
 LONG_RUN_SIZES = {"quick": (16, 1000), "paper": (100, 5000)}
 # eta^(n) = eta0 n^-p for Theorem III (Assumption 3 holds for p > 0) and Theorem IV (Assumption 4
 # needs sum 1/eta < inf, i.e. p < -1; p = -1.1 is the spec's "increasing eta0 n^1.1")
 THEOREM_3_POWERS = (0.5, 1.0)
-THEOREM_4_POWER = -1.1
+THEOREM_4_POWER = -1.1         # spec Sec. 7.3.2: eta0 n^1.1, an increasing schedule under which Assumption 4 (L258) holds
 
 
 def settings_of(values: dict[str, Any]) -> Settings:
     return Settings(values["rho"], values["eta0"], values["eta_power"], values["tau"], values["delta"],
-                    values["c1"], values["horizon"], values.get("learning_rate", 0.05))
+                    values["c1"], values["horizon"], values["learning_rate"])
 
 
 def instance_of(context: CheckContext, figure: str) -> tuple[Instance, Settings]:
@@ -67,7 +67,7 @@ def instance_of(context: CheckContext, figure: str) -> tuple[Instance, Settings]
         rng = np.random.default_rng(task_seed_sequence(context.root_seed, f"zcdp-nfl/{figure}/check-instance"))
         return build_instance(rng, problem=values["problem"], num_agents=values["num_agents"],
                               num_edges=values["num_edges"], num_samples=values["num_samples"], dim=values["dim"],
-                              lam=values["lam"], l2_weight=values.get("l2_weight", 1.0),
+                              lam=values["lam"], l2_weight=values["l2_weight"],
                               data_noise=values["data_noise"])
 
     return context.memoized(f"instance/{figure}", build), settings_of(values)
@@ -87,7 +87,7 @@ def _reference_run(context: CheckContext, figure: str, replicas: int = 4):
                                              replicas=replicas, rng=rng)
 
 
-def check_update_solves_subproblem(context: CheckContext) -> tuple[Verdict, Evidence]:
+def check_update_solves_subproblem(context: CheckContext) -> Measurement | tuple[Verdict, Evidence]:
     """The implemented update (8)-(9)'s primal step solves subproblem (7): the gradient of the
     objective of (7) vanishes at the output, on each experiment's instance at a random state."""
     if (missing := _missing(context)) is not None:
@@ -108,11 +108,11 @@ def check_update_solves_subproblem(context: CheckContext) -> tuple[Verdict, Evid
         gradient = (w - broadcast) / eta + g + dual + 2 * settings.rho * (degrees * w - (degrees * broadcast + neighbour_sum) / 2)
         residuals[figure] = float(np.abs(gradient).max() / max(1.0, np.abs(g).max()))
     worst = max(residuals.values())
-    return decide(worst < RELATIVE_TOLERANCE, f"max relative gradient of (7) at the update: {worst:.1e}",
-                  tolerance=RELATIVE_TOLERANCE, **{f"residual_{k}": v for k, v in residuals.items()})
+    return holds(worst < RELATIVE_TOLERANCE, f"max relative gradient of (7) at the update: {worst:.1e}",
+                 tolerance=RELATIVE_TOLERANCE, **{f"residual_{k}": v for k, v in residuals.items()})
 
 
-def check_ledger_matches_corollary(context: CheckContext) -> tuple[Verdict, Evidence]:
+def check_ledger_matches_corollary(context: CheckContext) -> Measurement | tuple[Verdict, Evidence]:
     """Theorem I + Corollary in the implementation: every release has sigma^2 = Delta^2/(2 phi^(n))
     (eq. (12)); the ledger's total over the T releases equals the Corollary's closed form; its
     Bun-Steinke conversion gives back the target eps."""
@@ -128,10 +128,10 @@ def check_ledger_matches_corollary(context: CheckContext) -> tuple[Verdict, Evid
     epsilon = zcdp_to_dp(float(total.max()), settings.delta)
     deviations = {"per_release": float(max(per_release)), "total_vs_corollary": float(np.abs(total / closed_form - 1).max()),
                   "epsilon_vs_target": abs(epsilon / REFERENCE_EPSILON - 1)}
-    return decide(max(deviations.values()) < 1e-9,
-                  f"{len(per_release)} releases; ledger total rho {total.max():.6g} vs Corollary {closed_form:.6g}; "
-                  f"eps {epsilon:.6g} vs target {REFERENCE_EPSILON:g}",
-                  schedule=schedule.label, rho_target=rho_target, phi1=phi1, **deviations)
+    return holds(max(deviations.values()) < 1e-9,
+                 f"{len(per_release)} releases; ledger total rho {total.max():.6g} vs Corollary {closed_form:.6g}; "
+                 f"eps {epsilon:.6g} vs target {REFERENCE_EPSILON:g}",
+                 schedule=schedule.label, rho_target=rho_target, phi1=phi1, **deviations)
 
 
 def _max_sample_subgradient_norms(instance: Instance, broadcasts: np.ndarray) -> float:
@@ -143,7 +143,7 @@ def _max_sample_subgradient_norms(instance: Instance, broadcasts: np.ndarray) ->
     return largest
 
 
-def check_assumption_1(context: CheckContext) -> tuple[Verdict, Evidence]:
+def check_assumption_1(context: CheckContext) -> Measurement | tuple[Verdict, Evidence]:
     """Assumption 1 (L114), ||l'(.)|| <= c_1, on each experiment's instance along an actual run at
     the declared c_1 (per-sample subgradients, the quantity bounded in eq. (27))."""
     if (missing := _missing(context)) is not None:
@@ -158,10 +158,10 @@ def check_assumption_1(context: CheckContext) -> tuple[Verdict, Evidence]:
             violated.append(f"{problem} ({largest:.3g} > c1 = {settings.c1:g})")
     summary = ("violated on " + ", ".join(violated) + ": the noise is calibrated to a sensitivity the data exceed"
                if violated else "holds on every instance")
-    return decide(not violated, summary, **values)
+    return holds(not violated, summary, **values)
 
 
-def check_lemma_1_realized(context: CheckContext) -> tuple[Verdict, Evidence]:
+def check_lemma_1_realized(context: CheckContext) -> Measurement | tuple[Verdict, Evidence]:
     """Lemma I (11) realized: neighbouring LAD datasets with a canary (x_c, +Y) vs (x_c, -Y),
     ||x_c|| = c_1, under a shared noisy history: ||w_D^(n) - w_D'^(n)|| <= Delta_{k,2}(n) at every n,
     attained (ratio 1) since the canary's subgradients are -x_c and +x_c."""
@@ -188,13 +188,13 @@ def check_lemma_1_realized(context: CheckContext) -> tuple[Verdict, Evidence]:
         bound = lemma1_sensitivity(settings.rho, settings.c1, network, eta, data.num_samples)[agent]
         ratios.append(np.linalg.norm(w_d[:, agent] - w_n[:, agent], axis=-1).max() / bound)
     ratios = np.array(ratios)
-    return decide(ratios.max() <= 1 + 1e-9,
-                  f"max realized/bound over {settings.horizon} iterations x 8 runs: {ratios.max():.9f} "
-                  f"(min {ratios.min():.9f}); the bound is attained by the canary",
-                  max_ratio=float(ratios.max()), min_ratio=float(ratios.min()))
+    return holds(ratios.max() <= 1 + 1e-9,
+                 f"max realized/bound over {settings.horizon} iterations x 8 runs: {ratios.max():.9f} "
+                 f"(min {ratios.min():.9f}); the bound is attained by the canary",
+                 max_ratio=float(ratios.max()), min_ratio=float(ratios.min()))
 
 
-def check_assumption_2(context: CheckContext) -> tuple[Verdict, Evidence]:
+def check_assumption_2(context: CheckContext) -> Measurement | tuple[Verdict, Evidence]:
     """Assumption 2 (L146), f convex, on each instance: midpoint convexity at random pairs
     (a necessary condition; the losses and regularizers are convex by construction)."""
     if (missing := _missing(context)) is not None:
@@ -208,11 +208,11 @@ def check_assumption_2(context: CheckContext) -> tuple[Verdict, Evidence]:
         f = lambda w: instance.problem.objective(w, instance.data)  # noqa: E731
         gaps[problem] = float(np.min((f(a) + f(b)) / 2 - f((a + b) / 2)))
     worst = min(gaps.values())
-    return decide(worst >= -1e-9, f"min of (f(a)+f(b))/2 - f((a+b)/2) over 512 random pairs per problem: {worst:.3g}",
-                  **gaps)
+    return holds(worst >= -1e-9, f"min of (f(a)+f(b))/2 - f((a+b)/2) over 512 random pairs per problem: {worst:.3g}",
+                 **gaps)
 
 
-def check_noise_eps_delta_vs_zcdp(context: CheckContext) -> tuple[Verdict, Evidence]:
+def check_noise_eps_delta_vs_zcdp(context: CheckContext) -> Measurement | tuple[Verdict, Evidence]:
     """At equal total (eps, delta), T and tau, the (eps,delta)DP-NFL calibration (harness default,
     spec Sec. 2.10 A3) adds more noise than zCDP-NFL at every iteration (spec 7.1.13)."""
     if (missing := _missing(context)) is not None:
@@ -228,9 +228,9 @@ def check_noise_eps_delta_vs_zcdp(context: CheckContext) -> tuple[Verdict, Evide
         ratio = np.array([classical.variance(k, 1.0) / zcdp.variance(k, 1.0) for k in n]).ravel()
         ratios[f"eps={epsilon:g}"] = [float(ratio.min()), float(ratio.max())]
     smallest = min(r[0] for r in ratios.values())
-    return decide(smallest > 1, f"variance ratio (eps,delta)/zCDP over n = 1..T: min {smallest:.3g}, under the "
-                  "harness default (eps,delta) rule (classical Gaussian + basic composition, spec 2.10 A3: the paper "
-                  "gives none)", **ratios)
+    return holds(smallest > 1, f"variance ratio (eps,delta)/zCDP over n = 1..T: min {smallest:.3g}, under the "
+                 "harness default (eps,delta) rule (classical Gaussian + basic composition, spec 2.10 A3: the paper "
+                 "gives none)", **ratios)
 
 
 # ---- long runs: Theorem III (exact convergence) and Theorem IV (O(1/n) rate) -------------------
@@ -244,7 +244,7 @@ def long_run(rng: np.random.Generator, *, figure_values: dict, figure: str, eta_
     values = figure_values
     instance = build_instance(instance_rng, problem=values["problem"], num_agents=values["num_agents"],
                               num_edges=values["num_edges"], num_samples=values["num_samples"], dim=values["dim"],
-                              lam=values["lam"], l2_weight=values.get("l2_weight", 1.0), data_noise=values["data_noise"])
+                              lam=values["lam"], l2_weight=values["l2_weight"], data_noise=values["data_noise"])
     settings = settings_of({**values, "eta_power": eta_power, "horizon": horizon})
     _, phi1_at_figure_horizon = zcdp_budget(REFERENCE_EPSILON, settings_of(values))
     reference = instance.reference
@@ -318,7 +318,7 @@ def check_theorem_3(context: CheckContext) -> tuple[Verdict, Evidence]:
                 values[label] = {"diverged": True, "T": int(horizon)}
                 verdicts.append(Verdict.REFUTED)
                 continue
-            upper = one_sided_upper_mean_bound(final, STAT_CONFIDENCE, rng=np.random.default_rng(3))
+            upper = one_sided_upper_mean_bound(final, 1 - SIGNIFICANCE, rng=np.random.default_rng(3))
             trend = mann_kendall(runs.groupby("iteration").normalized_error.mean().to_numpy())
             values[label] = {"mean_error_at_T": float(final.mean()), "upper_95": float(upper), "T": int(horizon),
                              "mann_kendall_p": float(trend[1]), "trend": trend[2]}
@@ -336,13 +336,15 @@ def check_theorem_3(context: CheckContext) -> tuple[Verdict, Evidence]:
     return verdict, Evidence(summary, values)
 
 
-def check_theorem_4(context: CheckContext) -> tuple[Verdict, Evidence]:
+def check_theorem_4(context: CheckContext) -> Measurement | tuple[Verdict, Evidence]:
     """Theorem IV (L260): under Assumptions 2 and 4, O(1/n). Schedule eta0 n^1.1 (Assumption 4
     holds: sum 1/eta < inf). OLS slope of log(|G(T)| + C(T)) vs log T over T >= 200, 95% bootstrap CI
-    over runs (spec 7.3.2): confirmed if the CI upper end <= -0.9, refuted if the CI lower end > -0.9."""
+    over runs (spec 7.3.2), per problem, as `intervals` for the rule interval_below(RATE_THRESHOLD):
+    confirmed if every CI lies below -0.9, refuted if one lies at or above it. A diverging run (|G|+C
+    overflows or grows by DIVERGENCE_FACTOR) has no rate: its interval is (inf, inf), so it refutes."""
     if (missing := _missing(context)) is not None:
         return missing
-    values, verdicts = {}, []
+    values, intervals = {}, {}
     all_runs = _long_runs(context, [(figure, THEOREM_4_POWER) for figure in FIGURES])
     for figure, problem in FIGURES.items():
         runs = all_runs[(figure, THEOREM_4_POWER)]
@@ -351,25 +353,22 @@ def check_theorem_4(context: CheckContext) -> tuple[Verdict, Evidence]:
         means = table.mean(axis=0)
         if not np.all(np.isfinite(means)) or means.iloc[-1] > DIVERGENCE_FACTOR * means.iloc[0]:
             values[problem] = {"diverged": True, "mean_error_by_T": {int(t): float(v) for t, v in means.items()}}
-            verdicts.append(Verdict.REFUTED)
+            intervals[problem] = (np.inf, np.inf)
             continue
         fit = fit_rate_exponent(table.columns.to_numpy(), table.to_numpy(), min_horizon=200,
-                                confidence=STAT_CONFIDENCE, rng=np.random.default_rng(5))
+                                confidence=1 - SIGNIFICANCE, rng=np.random.default_rng(5))
         # power of the decision rule if the true slope were exactly -1, at the measured standard error
-        power = rate_power_from_standard_error(-1.0, fit.bootstrap_std_error, RATE_THRESHOLD, STAT_CONFIDENCE)
+        power = rate_power_from_standard_error(-1.0, fit.bootstrap_std_error, RATE_THRESHOLD, 1 - SIGNIFICANCE)
         values[problem] = {"slope": fit.slope, "ci": [fit.ci_low, fit.ci_high], "runs": fit.n_runs,
                            "power_if_slope_is_-1": float(power.power)}
-        verdicts.append(Verdict.CONFIRMED if fit.ci_high <= RATE_THRESHOLD else
-                        Verdict.REFUTED if fit.ci_low > RATE_THRESHOLD else Verdict.INCONCLUSIVE)
-    verdict = (Verdict.REFUTED if Verdict.REFUTED in verdicts else
-               Verdict.CONFIRMED if all(v == Verdict.CONFIRMED for v in verdicts) else Verdict.INCONCLUSIVE)
+        intervals[problem] = (fit.ci_low, fit.ci_high)
     summary = "; ".join(f"{k}: diverges (|G|+C from {min(v['mean_error_by_T'].values()):.2g} to "
                         f"{max(v['mean_error_by_T'].values()):.2g})" if v.get("diverged") else
                         f"{k}: slope {v['slope']:.2f} [{v['ci'][0]:.2f}, {v['ci'][1]:.2f}]" for k, v in values.items())
-    return verdict, Evidence(f"eta = eta0 n^1.1 (Assumption 4 holds) — {summary}", values)
+    return Measurement(f"eta = eta0 n^1.1 (Assumption 4 holds) — {summary}", {"intervals": intervals, **values})
 
 
-def check_ground_truth_certified(context: CheckContext) -> tuple[Verdict, Evidence]:
+def check_ground_truth_certified(context: CheckContext) -> Measurement | tuple[Verdict, Evidence]:
     """The reference w_c of the normalized error (L304, 'obtained by the CVX toolbox'): solved with
     CVXPY on each experiment's instance and accepted only with its optimality certificate."""
     if (missing := _missing(context)) is not None:
@@ -381,26 +380,26 @@ def check_ground_truth_certified(context: CheckContext) -> tuple[Verdict, Eviden
                            "duality_gap": certificate.duality_gap, "solver": certificate.solver}
     certified = all(instance_of(context, f)[0].truth.certified(GROUND_TRUTH_TOLERANCE) for f in FIGURES)
     worst = max(max(abs(v["stationarity_residual"]), abs(v["duality_gap"])) for v in values.values())
-    return decide(certified, f"certificates (stationarity, duality gap) <= {worst:.1e} (tolerance {GROUND_TRUTH_TOLERANCE:g})",
-                  **values)
+    return holds(certified, f"certificates (stationarity, duality gap) <= {worst:.1e} (tolerance {GROUND_TRUTH_TOLERANCE:g})",
+                 **values)
 
 
-def check_experiment_hypotheses(context: CheckContext) -> tuple[Verdict, Evidence]:
+def check_experiment_hypotheses(context: CheckContext) -> Measurement | tuple[Verdict, Evidence]:
     """Do the Sec. 5 experiments, with the parameters actually used, satisfy the hypotheses of
     Theorems I-IV? Assumption 1 (per-sample subgradients <= c1, measured), Assumption 2 (convexity,
     measured), Assumption 3 (eta^(n) -> 0) and Assumption 4 (sum_n max_k 1/(2 eta_k^(n+1)) < inf)
     for eta^(n) = eta0 n^-p: A3 iff p > 0, A4 iff the p-series sum n^p converges, i.e. p < -1."""
     if (missing := _missing(context)) is not None:
         return missing
-    bounded = check_assumption_1(context)[1].values
-    assumption_2 = check_assumption_2(context)[0] == Verdict.CONFIRMED
+    bounded = check_assumption_1(context).values
+    assumption_2 = check_assumption_2(context).values["holds"]
     values, failing = {}, []
     for figure, problem in FIGURES.items():
         power = context.parameters[figure]["eta_power"]
         assumption_1 = bounded[f"{problem}_max_norm"] <= bounded[f"{problem}_c1"] * (1 + RELATIVE_TOLERANCE)
-        holds = {"A1": assumption_1, "A2": assumption_2, "A3": power > 0, "A4": power < -1}
-        values[f"{problem} (eta0 n^-{power:g})"] = holds
-        failing += [f"{problem}: {name}" for name, ok in holds.items() if not ok]
+        met = {"A1": assumption_1, "A2": assumption_2, "A3": power > 0, "A4": power < -1}
+        values[f"{problem} (eta0 n^-{power:g})"] = met
+        failing += [f"{problem}: {name}" for name, ok in met.items() if not ok]
     summary = ("every hypothesis holds" if not failing else
                "outside the theorems' hypotheses: " + ", ".join(sorted(set(failing))))
-    return decide(not failing, summary, **values)
+    return holds(not failing, summary, **values)

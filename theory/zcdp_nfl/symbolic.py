@@ -1,9 +1,10 @@
 """Symbolic checks of the zCDP-NFL paper (seeds/004, Gauthier et al., arXiv:2306.14012v2).
 
-Each check is `check_x(context) -> (Verdict, Evidence)`; its docstring names the seed lines it
-tests. The checks re-derive the paper's formulas with sympy (dpverify.theory.symbolic) and the accounting
-module (dpverify.algorithms.core.privacy) and compare them with the formulas *as printed*. A printed formula that
-does not follow is refuted with a concrete counterexample in the evidence.
+Each check is `check_x(context) -> Measurement` of an exact computation (rule `exact`, declared in
+claims.py); its docstring names the seed lines it tests. The checks re-derive the paper's formulas
+with sympy (dpverify.theory.symbolic) and the accounting module (dpverify.algorithms.core.privacy)
+and compare them with the formulas *as printed*. A printed formula that does not follow is refuted
+with a concrete counterexample in the evidence.
 
 Notation (spec zcdp_nfl): rho = ADMM penalty, phi = zCDP budget varphi, d = |N_k| (explicit
 neighbours), wt = broadcast (noisy) vector tilde w, g = aggregated subgradient at wt_k.
@@ -25,18 +26,18 @@ from dpverify.algorithms.core.privacy import (
     zcdp_from_dp,
     zcdp_to_dp,
 )
-from dpverify.theory.claims import Evidence, Verdict, decide
+from dpverify.theory.claims import Measurement, holds
 from dpverify.theory.execution import CheckContext
 from dpverify.theory.symbolic import prove_identity, prove_inequality
 
 # Harness defaults used where a check needs numbers (spec zcdp_nfl §6); none of them is tuned.
 DEFAULT_ETA0 = 0.5
-DEFAULT_RHO = 0.1
-DEFAULT_DEGREE = 3
-DEFAULT_C1 = 1.0
-DEFAULT_SAMPLES_PER_CLIENT = 50
-DEFAULT_TAU = 0.99
-DEFAULT_DELTA = 1e-3
+DEFAULT_RHO = 0.1                # default: ADMM penalty of the numeric noise series (plausible 0.01-1; enters Delta only)
+DEFAULT_DEGREE = 3               # spec §6 / L304: 'each node connects to 3 other nodes on average' (|N_k|)
+DEFAULT_C1 = 1.0                 # default: the data bound ||x|| <= 1 of the experiments (spec §6), so c1 = 1
+DEFAULT_SAMPLES_PER_CLIENT = 50  # L304: 50 samples per client (M_k)
+DEFAULT_TAU = 0.99               # default: tau in (0, 1) not given; the experiments' value (spec §6)
+DEFAULT_DELTA = 1e-3             # default: delta not given; the experiments' value (spec §6)
 NOISE_SUM_TERMS = 20000  # sum of a series in tau^n: 0.99^20000 < 1e-87, the tail is negligible
 
 _POS = dict(positive=True)
@@ -83,7 +84,7 @@ def _spec_closed_form(s: dict, degree: int) -> tuple[sp.Matrix, sp.Matrix]:
     return form_1, form_2
 
 
-def check_primal_closed_form(context: CheckContext) -> tuple[Verdict, Evidence]:
+def check_primal_closed_form(context: CheckContext) -> Measurement:
     """Closed form of the primal update (7) (seeds/004 L97; (5) L74-L77) vs spec §2.4.
 
     Solves the first-order condition of (7) with sympy for P in {1, 2} and |N_k| in {2, 3}
@@ -104,19 +105,19 @@ def check_primal_closed_form(context: CheckContext) -> tuple[Verdict, Evidence]:
             all_ok &= ok
             rows.append(f"P={P}, |N_k|={degree}: form1 {r1.status}, form2 {r2.status}, Hessian {rh.status}")
     example = _primal_solution(1, 2)["w_star"][0]
-    return decide(all_ok,
-                  "sympy's minimizer of (7) equals the closed form of spec §2.4 (both forms) for P in {1,2}, "
-                  "|N_k| in {2,3}; Hessian (1/eta + 2 rho |N_k|) I > 0" if all_ok else
-                  "sympy's minimizer of (7) differs from the closed form of spec §2.4",
-                  configurations=rows, derived_P1_N2=str(example),
-                  closed_form="[wt_k/eta + rho*sum_l(wt_k + wt_l) - gamma - g]/(1/eta + 2*rho*|N_k|)")
+    return holds(all_ok,
+                 "sympy's minimizer of (7) equals the closed form of spec §2.4 (both forms) for P in {1,2}, "
+                 "|N_k| in {2,3}; Hessian (1/eta + 2 rho |N_k|) I > 0" if all_ok else
+                 "sympy's minimizer of (7) differs from the closed form of spec §2.4",
+                 configurations=rows, derived_P1_N2=str(example),
+                 closed_form="[wt_k/eta + rho*sum_l(wt_k + wt_l) - gamma - g]/(1/eta + 2*rho*|N_k|)")
 
 
 # ------------------------------------------------------------------------------------------------
 # App. A, eq. (25)
 
 
-def check_appendix_a_update(context: CheckContext) -> tuple[Verdict, Evidence]:
+def check_appendix_a_update(context: CheckContext) -> Measurement:
     """Eq. (25) of App. A (seeds/004 L333-L334; (26) L335-L336) vs the minimizer of (7) (L97).
 
     (25) as printed: w = 1/(2 rho |N_k| + 1/eta) ( wt_k/eta + (rho/2) sum_i (wt_k - wt_i) + gamma/2
@@ -167,21 +168,22 @@ def check_appendix_a_update(context: CheckContext) -> tuple[Verdict, Evidence]:
                f"(25) gives {w_printed}, gradient of (7) there {residual}); the per-sample data coefficient "
                f"-1/(M_k(2rho|N_k|+1/eta)) agrees, so (27) and Lemma I are unaffected"
                if refuted else "(25) as printed equals the minimizer of (7)")
-    return (Verdict.REFUTED if refuted else Verdict.CONFIRMED), Evidence(summary, {
+    values = {
         "coefficients": table, "differing_terms": mismatches, "differing_terms_excluding_R_point": core, "data_term_coefficient_equal": data_terms_equal,
         "counterexample_point": "eta=1, rho=1, |N_k|=2, wt_k=0, wt_1=1, wt_2=0, gamma=0, g=0",
         "minimizer_of_7": float(w_derived), "eq_25_printed": float(w_printed),
         "objective_at_minimizer": float(j_derived), "objective_at_eq_25": float(j_printed),
         "gradient_of_7_at_eq_25": float(residual),
         "note": "(25) also evaluates R' at w_k (the unknown), which makes the update implicit, and "
-                "writes l'(.; wt_k) without the iteration index (n-1)"})
+                "writes l'(.; wt_k) without the iteration index (n-1)"}
+    return holds(not refuted, summary, **values)
 
 
 # ------------------------------------------------------------------------------------------------
 # Lemma I
 
 
-def check_lemma_1(context: CheckContext) -> tuple[Verdict, Evidence]:
+def check_lemma_1(context: CheckContext) -> Measurement:
     """Lemma I (seeds/004 (11), L118-L120) and its proof (27) (App. A, L338-L345).
 
     With the sympy minimizer of (7) (P = 2, |N_k| = 2) for data sets differing in the last sample:
@@ -222,14 +224,14 @@ def check_lemma_1(context: CheckContext) -> tuple[Verdict, Evidence]:
     monotone = {str(v): bool(sp.simplify(sp.diff(bound_general, v)).is_negative) for v in (inv_eta, rho, deg_sym, M)}
     ok = (identity_vector.proved and identity_norm.proved and lagrange.proved and triangle.proved
           and search.status != "counterexample" and attained.proved and all(monotone.values()))
-    return decide(ok,
-                  "(27) is exactly the difference of the two minimizers of (7); (11) follows by Cauchy-Schwarz "
-                  "(proved in R^2), is attained for opposite subgradients of norm c1, and decreases in 1/eta, rho, "
-                  "|N_k|, M_k" if ok else "Lemma I / (27) does not follow from the update (7)",
-                  difference_identity=identity_vector.status, norm_identity=identity_norm.status,
-                  cauchy_schwarz_lagrange_identity=lagrange.status, triangle_step=triangle.status,
-                  random_search=search.detail, bound_attained=attained.status, decreasing_in=monotone,
-                  w_D_minus_w_Dprime=str(sp.simplify(difference[0])))
+    return holds(ok,
+                 "(27) is exactly the difference of the two minimizers of (7); (11) follows by Cauchy-Schwarz "
+                 "(proved in R^2), is attained for opposite subgradients of norm c1, and decreases in 1/eta, rho, "
+                 "|N_k|, M_k" if ok else "Lemma I / (27) does not follow from the update (7)",
+                 difference_identity=identity_vector.status, norm_identity=identity_norm.status,
+                 cauchy_schwarz_lagrange_identity=lagrange.status, triangle_step=triangle.status,
+                 random_search=search.detail, bound_attained=attained.status, decreasing_in=monotone,
+                 w_D_minus_w_Dprime=str(sp.simplify(difference[0])))
 
 
 # ------------------------------------------------------------------------------------------------
@@ -247,7 +249,7 @@ def _gaussian_renyi_1d(alpha) -> sp.Expr:
     return sp.simplify(sp.expand_log(sp.log(integral), force=True) / (alpha - 1))
 
 
-def check_theorem_1_gaussian_renyi(context: CheckContext) -> tuple[Verdict, Evidence]:
+def check_theorem_1_gaussian_renyi(context: CheckContext) -> Measurement:
     """Theorem I (12) (seeds/004 L125-L132) and its proof (App. B, (28), L351-L365).
 
     D_alpha(N(mu, s^2) || N(nu, s^2)) = alpha (mu - nu)^2 / (2 s^2) by symbolic integration for a
@@ -278,20 +280,20 @@ def check_theorem_1_gaussian_renyi(context: CheckContext) -> tuple[Verdict, Evid
     numeric = gaussian_zcdp(0.3, 0.7)
     ok = (symbolic.proved and all(v == "proved" for v in integers.values()) and two_d.proved
           and eq_12 is not None and eq_12.proved and abs(numeric - 0.3**2 / (2 * 0.7**2)) < 1e-15)
-    return decide(ok,
-                  "D_alpha of two Gaussians with equal variance is alpha||mu-nu||^2/(2 sigma^2) (symbolic alpha, "
-                  "alpha=2..6, 2-D product), so phi = Delta^2/(2 sigma^2), i.e. (12)" if ok else
-                  "the Gaussian Rényi divergence or (12) does not follow",
-                  symbolic_alpha=symbolic.status, integer_alphas=integers, two_dimensional=two_d.status,
-                  sigma_squared_from_phi=str(sigma_sq), eq_12=eq_12.status if eq_12 else "no unique solution",
-                  gaussian_zcdp_0p3_0p7=numeric)
+    return holds(ok,
+                 "D_alpha of two Gaussians with equal variance is alpha||mu-nu||^2/(2 sigma^2) (symbolic alpha, "
+                 "alpha=2..6, 2-D product), so phi = Delta^2/(2 sigma^2), i.e. (12)" if ok else
+                 "the Gaussian Rényi divergence or (12) does not follow",
+                 symbolic_alpha=symbolic.status, integer_alphas=integers, two_dimensional=two_d.status,
+                 sigma_squared_from_phi=str(sigma_sq), eq_12=eq_12.status if eq_12 else "no unique solution",
+                 gaussian_zcdp_0p3_0p7=numeric)
 
 
 # ------------------------------------------------------------------------------------------------
 # App. C and the Corollary
 
 
-def check_appendix_c_sum(context: CheckContext) -> tuple[Verdict, Evidence]:
+def check_appendix_c_sum(context: CheckContext) -> Measurement:
     """App. C (seeds/004 L371-L375): sum_{0<n<T} phi^(n) = phi^(1) (1 - tau^T)/(tau^(T-1) - tau^T)
     with phi^(n+1) = phi^(n)/tau (L373).
 
@@ -330,11 +332,11 @@ def check_appendix_c_sum(context: CheckContext) -> tuple[Verdict, Evidence]:
         summary = (f"L375 is false: sum_{{0<n<T}} phi^(n) has T-1 terms but the closed form is the sum over n=1..T "
                    f"(T terms; proved for T=1..8); smallest counterexample T={T}: LHS={lhs}, RHS={sp.simplify(rhs)}; "
                    f"T=2, phi1=1, tau=1/2: LHS=1, RHS=3; the difference is phi^(T) = {difference}")
-        return Verdict.REFUTED, Evidence(summary, values)
-    return Verdict.CONFIRMED, Evidence("the printed identity of L375 holds for T=1..8", values)
+        return holds(False, summary, **values)
+    return holds(True, "the printed identity of L375 holds for T=1..8", **values)
 
 
-def check_corollary(context: CheckContext) -> tuple[Verdict, Evidence]:
+def check_corollary(context: CheckContext) -> Measurement:
     """Corollary (seeds/004 L134-L140; App. C L377): eps_k = S + 2 sqrt(S log(1/delta)) with
     S = phi^(1) (1 - tau^T)/(tau^(T-1) - tau^T).
 
@@ -378,22 +380,22 @@ def check_corollary(context: CheckContext) -> tuple[Verdict, Evidence]:
                      for e in (0.5, 1.0, 10.0) for d in (1e-5, 1e-3) for t in (0.95, 0.99) for T in (50, 200))
     ok = (full_ok and grid_error < 1e-12 and increasing
           and inversion is not None and inversion.proved and round_trip < 1e-12)
-    return decide(ok,
-                  "the Corollary's eps_k = zcdp_to_dp(sum_{n=1}^{T} phi^(n)): consistent with composing the T "
-                  "releases n=1..T (not the T-1 terms 0<n<T of App. C); increasing in phi^(1); "
-                  "phi1_from_total inverts it" if ok else "the Corollary's eps_k is not consistent",
-                  range_1_to_T=rows_full, range_0_lt_n_lt_T=rows_printed,
-                  max_relative_error_numeric_grid=grid_error, worst_grid_point=str(worst),
-                  increasing_in_phi1=increasing, d_eps_d_phi1=str(sp.simplify(derivative))[:300],
-                  inversion=inversion.status if inversion else "no unique solution",
-                  round_trip_max_relative_error=round_trip)
+    return holds(ok,
+                 "the Corollary's eps_k = zcdp_to_dp(sum_{n=1}^{T} phi^(n)): consistent with composing the T "
+                 "releases n=1..T (not the T-1 terms 0<n<T of App. C); increasing in phi^(1); "
+                 "phi1_from_total inverts it" if ok else "the Corollary's eps_k is not consistent",
+                 range_1_to_T=rows_full, range_0_lt_n_lt_T=rows_printed,
+                 max_relative_error_numeric_grid=grid_error, worst_grid_point=str(worst),
+                 increasing_in_phi1=increasing, d_eps_d_phi1=str(sp.simplify(derivative))[:300],
+                 inversion=inversion.status if inversion else "no unique solution",
+                 round_trip_max_relative_error=round_trip)
 
 
 # ------------------------------------------------------------------------------------------------
 # (22)-(24)
 
 
-def check_tradeoff_23_24(context: CheckContext) -> tuple[Verdict, Evidence]:
+def check_tradeoff_23_24(context: CheckContext) -> Measurement:
     """(23) -> (24) (seeds/004 L288-L294) and sigma_k^2(0) in (23) vs Theorem I (12) (L129).
 
     (a) With phi_k^(1) = phi^(1) for all k, the noise term of (23), sum_k Delta_k^2(0)/(2 phi^(1)) / (1 - tau),
@@ -422,11 +424,12 @@ def check_tradeoff_23_24(context: CheckContext) -> tuple[Verdict, Evidence]:
                f"{value_23} vs {value_24}); and (23) uses sigma_k^2(0)=Delta^2(0)/(2 phi^(1)) while Theorem I with "
                f"phi^(0)=tau phi^(1) gives Delta^2(0)/(2 tau phi^(1)) (factor {factor_tau}), so (23) understates the "
                f"noise term by the factor tau" if refuted else "(24) follows from (23) and (23) from Theorem I")
-    return (Verdict.REFUTED if refuted else Verdict.CONFIRMED), Evidence(summary, {
+    values = {
         "K": K, "status_23_vs_24": result.status, "ratio_23_over_24": str(factor_K),
         "counterexample": result.counterexample, "term_23_at_point": value_23, "term_24_at_point": value_24,
         "point": "K=3, Delta_k(0)=1, phi=1, tau=1/2",
-        "sigma0_theorem_I_over_sigma0_in_23": str(factor_tau), "status_sigma0": consistent_b.status})
+        "sigma0_theorem_I_over_sigma0_in_23": str(factor_tau), "status_sigma0": consistent_b.status}
+    return holds(not refuted, summary, **values)
 
 
 # ------------------------------------------------------------------------------------------------
@@ -460,7 +463,7 @@ def _noise_ratios(eta_of_n, tau: float = DEFAULT_TAU, terms: int = NOISE_SUM_TER
             "Delta_1": float(delta_n[0]), "Delta_200": float(delta_n[T - 1]), "Delta_sup": float(delta_n.max())}
 
 
-def check_noise_term_22(context: CheckContext) -> tuple[Verdict, Evidence]:
+def check_noise_term_22(context: CheckContext) -> Measurement:
     """Noise term of (19) (L236) / (22) (L284): sum_n E||xi^(n)||^2 <= P sum_k sigma_k^2(0) / (1 - tau).
 
     E||xi^(n)||^2 = P sum_k sigma_k^2(n) (xi_k^(n) ~ N(0, sigma_k^2(n) I_P), (6) L87). With
@@ -510,17 +513,17 @@ def check_noise_term_22(context: CheckContext) -> tuple[Verdict, Evidence]:
                    f"(ratio {table[worst]['noise_sum_over_printed']:.2f} for {worst}); reading the variance as decaying "
                    f"exactly by tau instead makes the Corollary undercount the spent zCDP (ratio "
                    f"{table[worst]['spent_over_corollary_reading_a']:.2f} over T=200)")
-        return Verdict.REFUTED, Evidence(summary, values)
+        return holds(False, summary, **values)
     if refuted:
-        return Verdict.REFUTED, Evidence(f"the printed noise term is not an upper bound for {violated}", values)
-    return decide(nonincreasing_ok, "noise term of (22) is exact for constant eta and an upper bound otherwise", **values)
+        return holds(False, f"the printed noise term is not an upper bound for {violated}", **values)
+    return holds(nonincreasing_ok, "noise term of (22) is exact for constant eta and an upper bound otherwise", **values)
 
 
 # ------------------------------------------------------------------------------------------------
 # Assumptions 3 and 4
 
 
-def check_assumptions_3_4(context: CheckContext) -> tuple[Verdict, Evidence]:
+def check_assumptions_3_4(context: CheckContext) -> Measurement:
     """Assumption 3 (L226: lim eta_k^(n) = 0) vs Assumption 4 (L258: ||D^(n+1)||_2^2 a convergent series,
     [D]_kk = 1/sqrt(2 eta_k), L167, so ||D||_2^2 = max_k 1/(2 eta_k)); L258 and L266 say Assumption 4 is
     stronger than (implies) Assumption 3.
@@ -561,15 +564,15 @@ def check_assumptions_3_4(context: CheckContext) -> tuple[Verdict, Evidence]:
                    "violate A3; so 'A4 is stronger than A3' (L258, L266) is false and no schedule satisfies the "
                    "assumptions of Theorems III and IV at once (also under the weaker reading 'the sequence "
                    "||D^(n+1)||_2^2 converges': eta -> 0 sends it to oo)")
-        return Verdict.REFUTED, Evidence(summary, values)
-    return Verdict.CONFIRMED, Evidence(f"schedules satisfying both: {both}", values)
+        return holds(False, summary, **values)
+    return holds(True, f"schedules satisfying both: {both}", **values)
 
 
 # ------------------------------------------------------------------------------------------------
 # (21)
 
 
-def check_identity_21(context: CheckContext) -> tuple[Verdict, Evidence]:
+def check_identity_21(context: CheckContext) -> Measurement:
     """(21) (seeds/004 L243-L246): -2<Qa, Qb> = -||Qa||^2 - ||Qb||^2 + ||Q(b - a)||^2
     <= -||Qa||^2 - ||Qb||^2 + ||Q||_2^2 ||b - a||^2.
 
@@ -592,18 +595,18 @@ def check_identity_21(context: CheckContext) -> tuple[Verdict, Evidence]:
     search = prove_inequality(_sq(Qs * v), lam_max * _sq(v), {q11: (-3, 3), q12: (-3, 3), q22: (-3, 3),
                                                                v1: (-3, 3), v2: (-3, 3)}, samples=4000)
     ok = identity.proved and det_zero.proved and trace_nonneg.proved and search.status != "counterexample"
-    return decide(ok,
-                  "(21): the identity holds for any Q (3x3, symbolic) and ||Q(b-a)||^2 <= ||Q||_2^2 ||b-a||^2 "
-                  "(lambda_max(Q^2) I - Q^2 PSD, symbolic for symmetric 2x2)" if ok else "(21) does not hold",
-                  identity=identity.status, psd_determinant_zero=det_zero.status,
-                  psd_trace_nonnegative=trace_nonneg.status, random_search=search.detail)
+    return holds(ok,
+                 "(21): the identity holds for any Q (3x3, symbolic) and ||Q(b-a)||^2 <= ||Q||_2^2 ||b-a||^2 "
+                 "(lambda_max(Q^2) I - Q^2 PSD, symbolic for symmetric 2x2)" if ok else "(21) does not hold",
+                 identity=identity.status, psd_determinant_zero=det_zero.status,
+                 psd_trace_nonnegative=trace_nonneg.status, random_search=search.detail)
 
 
 # ------------------------------------------------------------------------------------------------
 # zCDP vs Rényi DP
 
 
-def check_zcdp_vs_renyi(context: CheckContext) -> tuple[Verdict, Evidence]:
+def check_zcdp_vs_renyi(context: CheckContext) -> Measurement:
     """L28 (and L10): Rényi-DP "concentrates on a single moment of a privacy loss variable. In
     contrast, CDP and zCDP provide a linear bound on all positive moments and, therefore, a
     stronger privacy guarantee."
@@ -640,16 +643,16 @@ def check_zcdp_vs_renyi(context: CheckContext) -> tuple[Verdict, Evidence]:
                                                                   sp.Symbol("s", **_POS): sigma}) / alpha)
     gaussian_ok = prove_identity(gaussian_ratio, Delta**2 / (2 * sigma**2)).proved
     ok = finite_at_three_halves and infinite_beyond and closed_check.proved and gaussian_ok
-    return decide(ok,
-                  "zCDP bounds D_alpha <= rho alpha at every order (so it implies RDP at each order), while an RDP "
-                  f"guarantee at one order does not imply zCDP: N(0,2) vs N(0,1) has D_(3/2) = {float(d_three_halves):.4f} "
-                  "but D_alpha = oo for alpha >= 2; 'stronger' holds in the implication sense" if ok else
-                  "could not establish the zCDP-vs-RDP comparison",
-                  D_three_halves=float(d_three_halves), D_three_halves_exact=str(d_three_halves),
-                  D_2=str(d_two), D_3=str(d_three), closed_form_check=closed_check.status,
-                  gaussian_D_alpha_over_alpha=str(gaussian_ratio),
-                  counterexample="M(D)=N(0,2), M(D')=N(0,1): finite at alpha=3/2, infinite for alpha>=2",
-                  scope="definitional comparison of guarantees (implication); not a statement about accuracy")
+    return holds(ok,
+                 "zCDP bounds D_alpha <= rho alpha at every order (so it implies RDP at each order), while an RDP "
+                 f"guarantee at one order does not imply zCDP: N(0,2) vs N(0,1) has D_(3/2) = {float(d_three_halves):.4f} "
+                 "but D_alpha = oo for alpha >= 2; 'stronger' holds in the implication sense" if ok else
+                 "could not establish the zCDP-vs-RDP comparison",
+                 D_three_halves=float(d_three_halves), D_three_halves_exact=str(d_three_halves),
+                 D_2=str(d_two), D_3=str(d_three), closed_form_check=closed_check.status,
+                 gaussian_D_alpha_over_alpha=str(gaussian_ratio),
+                 counterexample="M(D)=N(0,2), M(D')=N(0,1): finite at alpha=3/2, infinite for alpha>=2",
+                 scope="definitional comparison of guarantees (implication); not a statement about accuracy")
 
 
 SYMBOLIC_CHECKS = {
