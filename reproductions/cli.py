@@ -53,6 +53,13 @@ def _papers(paper_id: str | None) -> list[Paper]:
     return [get_paper(p) for p in ([paper_id] if paper_id else paper_ids())]
 
 
+def _parameters(paper: Paper, profile: str) -> dict:
+    """Every experiment's parameter values with their provenance, as the paper's checks receive them."""
+    from dpverify.reproductions.experiments import experiments_of
+
+    return {experiment.id: experiment.config(str(profile)).as_parameters() for experiment in experiments_of(paper.id)}
+
+
 def _check_claims(paper: Paper, claim_id: str | None, context: CheckContext) -> list[ClaimResult]:
     claims = [paper.claim(claim_id)] if claim_id else list(paper.claims)
     results = []
@@ -102,7 +109,6 @@ def check(paper: PaperArg = None,
           strict: StrictOpt = False) -> None:
     """Run the theory checks of a paper (symbolic, ground truth, statistical), without the figures.
     Claims about figures are reported not-run here: `dpverify reproduce` checks them."""
-    from dpverify.reproductions.experiments import experiments_of
     from dpverify.reproductions.runner import Runner
 
     if claim and not paper:
@@ -110,7 +116,7 @@ def check(paper: PaperArg = None,
     runner = Runner(cache_directory=cache, jobs=jobs)
     results = []
     for entry in _papers(paper):
-        parameters = {e.id: e.config(str(profile)).values() for e in experiments_of(entry.id)}
+        parameters = _parameters(entry, profile)
         context = CheckContext(profile=str(profile), root_seed=seed, executor=runner, parameters=parameters)
         results += _check_claims(entry, claim, context)
     _print_verdicts(results)
@@ -151,7 +157,7 @@ def reproduce(paper: PaperArg = None,
         for experiment in experiments:
             typer.echo(f"{entry.id}: reproducing {experiment.id} ({profile} profile)", err=True)
             runs.append(run_experiment(experiment, str(profile), runner, seed, out))
-        parameters = {e.id: e.config(str(profile)).values() for e in experiments_of(entry.id)}
+        parameters = _parameters(entry, profile)
         context = CheckContext(profile=str(profile), root_seed=seed, executor=runner, parameters=parameters,
                                experiments={run.experiment.id: run.results for run in runs})
         results = _check_claims(entry, None, context)
@@ -175,7 +181,6 @@ def audit(paper: Annotated[str, typer.Argument(help="paper id (see `dpverify lis
           profile: ProfileOpt = Profile.quick, seed: SeedOpt = DEFAULT_ROOT_SEED, strict: StrictOpt = False) -> None:
     """Empirical privacy audits: lower bounds on eps / rho from runs on neighbouring datasets, as the
     paper's adversary observes them. No violation found reads "not refuted at N samples", never "private"."""
-    from dpverify.reproductions.experiments import experiments_of
     from dpverify.theory.claims import Method
 
     if not 0 < confidence < 1:
@@ -183,7 +188,7 @@ def audit(paper: Annotated[str, typer.Argument(help="paper id (see `dpverify lis
     entry = get_paper(paper)
     if claim is None and not any(c.method == Method.AUDIT for c in entry.claims for c in c.checks):
         raise DpverifyError(f"paper {paper!r} has no audited claim yet")
-    parameters = {e.id: e.config(str(profile)).values() for e in experiments_of(entry.id)}
+    parameters = _parameters(entry, profile)
     context = CheckContext(profile=str(profile), root_seed=seed, parameters=parameters, audit_samples=samples,
                            audit_confidence=confidence)
     audited = [c for c in entry.claims if any(check.method == Method.AUDIT for check in c.checks)]

@@ -124,3 +124,33 @@ def test_wheel_installs_beside_the_pypi_package_algorithms(wheel, tmp_path):
     module = subprocess.run([python, "-c", "import algorithms, dpverify; print(algorithms.__file__)"], cwd=outside,
                             capture_output=True, text=True, timeout=60)
     assert module.returncode == 0 and "site-packages/algorithms" in module.stdout
+
+
+@pytest.mark.parametrize("paper", paper_ids())
+def test_every_room_has_the_same_modules(paper):
+    room = room_of(paper)
+    for floor, modules in {"algorithms": ("algorithm", "contract"), "theory": ("claims",),
+                           "reproductions": ("experiments", "bench")}.items():
+        for module in modules:
+            assert (REPO / floor / room / f"{module}.py").exists(), f"{floor}/{room}/{module}.py is missing"
+
+
+@pytest.mark.parametrize("paper", paper_ids())
+def test_reference_implementation_fits_its_contract(paper):
+    """The reference's signature accepts every parameter of the contract's __call__ the same way (name and
+    kind); whatever else it takes has a default."""
+    import importlib
+    import inspect
+    from typing import Protocol
+
+    contract = importlib.import_module(f"dpverify.algorithms.{room_of(paper)}.contract")
+    protocols = [value for value in vars(contract).values()
+                 if isinstance(value, type) and issubclass(value, Protocol) and value is not Protocol
+                 and value.__module__ == contract.__name__]
+    assert len(protocols) == 1
+    wanted = list(inspect.signature(protocols[0].__call__).parameters.values())[1:]    # without self
+    offered = inspect.signature(contract.REFERENCE).parameters
+    for parameter in wanted:
+        assert parameter.name in offered and offered[parameter.name].kind == parameter.kind, parameter.name
+    extra = [p for name, p in offered.items() if name not in {w.name for w in wanted}]
+    assert all(p.default is not inspect.Parameter.empty for p in extra), [p.name for p in extra]

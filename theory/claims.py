@@ -177,11 +177,6 @@ def evaluate(claim: Claim, context: CheckContext) -> ClaimResult:
     return ClaimResult(claim, tuple(check.execute(context) for check in claim.checks))
 
 
-def decide(condition: bool, summary: str, **values: Any) -> tuple[Verdict, Evidence]:
-    """Confirmed when `condition` holds, refuted otherwise, with the same evidence either way."""
-    return (Verdict.CONFIRMED if condition else Verdict.REFUTED), Evidence(summary, values)
-
-
 def holds(condition: bool, summary: str, **values: Any) -> Measurement:
     """The measurement of an exact computation, for the rule `exact`: whether it holds, the line, the numbers."""
     return Measurement(summary, {"holds": bool(condition), **values})

@@ -97,6 +97,9 @@ class Parameters(Mapping[str, Any]):
     def __len__(self) -> int:
         return len(self._values)
 
+    def __repr__(self) -> str:  # also what a task's parameter hash sees: the values, never an address
+        return repr(self._values)
+
     def provenance(self, *names: str) -> dict[str, dict[str, Any]]:
         """{name: {"value", "source", "note"}} of the named parameters, for a Measurement."""
         return {name: {"value": self[name], "source": self._provenance[name][0], "note": self._provenance[name][1]}

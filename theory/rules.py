@@ -13,7 +13,7 @@ What a rule reads from a measurement is named in its docstring (keys of `Measure
 from __future__ import annotations
 
 import enum
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -147,11 +147,6 @@ def audit_lower_bound(claimed_epsilon_key: str = "claimed_epsilon") -> Rule:
     return Rule("audit-lower-bound", {"claimed": claimed_epsilon_key},
                 "refuted if the audit's lower bound on epsilon exceeds the claimed epsilon; otherwise not refuted "
                 "(an audit cannot confirm privacy)", decide)
-
-
-def holm_rejections(p_values: Sequence[float], level: float = SIGNIFICANCE) -> np.ndarray:
-    """Which of a family of hypotheses Holm rejects at the shared level (for checks that report them)."""
-    return holm(p_values, level)
 
 
 def audit_lower_bounds(*, relative_tolerance: float = 0.0) -> Rule:

@@ -160,7 +160,7 @@ def shared_parameters(values: dict) -> dict:
     """The parameters every task of a curves experiment takes; samples_per_agent "all" (the paper) -> None."""
     shared = {name: values[name] for name in ("loss", "lasso", "ridge", "algorithms", "epsilons", "plf", "delta",
                                               "decay", "clip", "replicas")}
-    samples = values.get("samples_per_agent", ALL_SAMPLES)
+    samples = values["samples_per_agent"]
     shared["samples_per_agent"] = None if samples == ALL_SAMPLES else int(samples)
     return shared
 

@@ -17,15 +17,7 @@ import numpy as np
 
 from dpverify.algorithms.core.network import Network
 from dpverify.algorithms.core.problems import LocalData
-from dpverify.algorithms.dp_recal.baselines import (
-    dp_admm_huang,
-    dp_admm_zhang,
-    dp_extra,
-    dp_ic_admm,
-    dp_mradmm,
-    dp_nids,
-    dp_rwadmm,
-)
+from dpverify.algorithms.dp_recal.baselines.comparison import MODULES
 from dpverify.algorithms.dp_recal.baselines.dp_common import smoothness
 from dpverify.algorithms.dp_recal.composite import CompositeProblem
 from dpverify.theory.dp_recal.composite_ground_truth import solve_composite
@@ -35,13 +27,13 @@ PLF = 400
 GRID = (0.05, 0.1, 0.2, 0.3, 0.5, 0.7, 1.0, 1.5, 2.0, 3.0)
 # (module, how a grid value g maps to the stepsize argument given L_max, lasso)
 CANDIDATES = {
-    "dp-extra-27": (dp_extra, lambda g, L: g / L, 0.02),
-    "dp-nids-28": (dp_nids, lambda g, L: g / L, 0.02),
-    "dp-admm-12": (dp_admm_zhang, lambda g, L: 1 / (g * L), 0.02),
-    "dp-admm-13": (dp_admm_huang, lambda g, L: g / L, 0.02),
-    "dp-mradmm-17": (dp_mradmm, lambda g, L: 1 / (g * L), 0.0),
-    "dp-rwadmm-30": (dp_rwadmm, lambda g, L: 1 / (g * L), 0.02),
-    "dp-ic-admm-25": (dp_ic_admm, lambda g, L: 1 / (g * L), 0.02),
+    "dp-extra-27": (MODULES["dp-extra-27"], lambda g, L: g / L, 0.02),
+    "dp-nids-28": (MODULES["dp-nids-28"], lambda g, L: g / L, 0.02),
+    "dp-admm-12": (MODULES["dp-admm-12"], lambda g, L: 1 / (g * L), 0.02),
+    "dp-admm-13": (MODULES["dp-admm-13"], lambda g, L: g / L, 0.02),
+    "dp-mradmm-17": (MODULES["dp-mradmm-17"], lambda g, L: 1 / (g * L), 0.0),
+    "dp-rwadmm-30": (MODULES["dp-rwadmm-30"], lambda g, L: 1 / (g * L), 0.02),
+    "dp-ic-admm-25": (MODULES["dp-ic-admm-25"], lambda g, L: 1 / (g * L), 0.02),
 }
 
 
@@ -67,7 +59,7 @@ def tune(data, network):
             problem = CompositeProblem(loss, lasso=lasso)
             truth = solve_composite(problem, data).x
             L = smoothness(problem, data)
-            kwargs = {"stepsize_decay": 1.0} if module is dp_admm_huang else None
+            kwargs = {"stepsize_decay": 1.0} if module is MODULES["dp-admm-13"] else None
             scores = {g: plf_to_target(module, problem, data, network, to_step(g, L), truth, kwargs=kwargs) for g in GRID}
             best = min(scores, key=scores.get)
             print(f"{key:14s} {loss:8s} best {best:4} -> PLF {scores[best]:.0f};  "

@@ -61,9 +61,8 @@ def build_tasks(config: ExperimentConfig) -> list[Task]:
     values = config.values()
     shared = {name: values[name] for name in (
         "problem", "algorithms", "epsilons", "curve_epsilons", "num_agents", "num_edges", "num_samples", "dim",
-        "lam", "data_noise", "rho", "eta0", "eta_power", "tau", "delta", "c1", "horizon", "noise_replicas")}
-    shared["l2_weight"] = values.get("l2_weight", 1.0)
-    shared["learning_rate"] = values.get("learning_rate", 0.0)
+        "lam", "data_noise", "rho", "eta0", "eta_power", "tau", "delta", "c1", "horizon", "noise_replicas",
+        "l2_weight", "learning_rate")}
     shared["curve_epsilons"] = sorted(set(shared["curve_epsilons"]) & set(shared["epsilons"]) or shared["epsilons"])
     return [Task(f"zcdp-nfl/{config.id}/instance-{i}", simulate_instance, {"instance": i, **shared})
             for i in range(values["instances"])]

@@ -15,10 +15,8 @@ from dpverify.algorithms.dp_recal.baselines import (
     dp_admm_zhang,
     dp_common,
     dp_extra,
-    dp_ic_admm,
     dp_mradmm,
     dp_nids,
-    dp_rwadmm,
 )
 from dpverify.algorithms.dp_recal.baselines.comparison import (
     COMPARED,
@@ -156,15 +154,13 @@ def _unclipped_with_sigma(module, problem, data, network, epsilon, K, R, c, x1, 
 @pytest.mark.parametrize("key", sorted(COMPARED))
 def test_noise_std_follows_the_senders_release_count(key, monkeypatch):
     data, problem, network = _setup(lasso=0.0 if key in SMOOTH_R_ONLY else 0.02)
-    module = {"dp-admm-12": dp_admm_zhang, "dp-admm-13": dp_admm_huang, "dp-mradmm-17": dp_mradmm,
-              "dp-nids-28": dp_nids, "dp-extra-27": dp_extra, "dp-rwadmm-30": dp_rwadmm, "dp-ic-admm-25": dp_ic_admm}[key]
-    calls = []
+    calls, noise_std = [], dp_common.noise_std
 
     def recording(sigma1, decay, count):
         calls.append(np.array(count, dtype=float))
-        return dp_common.noise_std(sigma1, decay, count)
+        return noise_std(sigma1, decay, count)
 
-    monkeypatch.setattr(module, "noise_std", recording)
+    monkeypatch.setattr(dp_common, "noise_std", recording)   # every baseline calls it as dp_common.noise_std
     plf, R = 6, 1.2
     run = COMPARED[key](problem, data, network, epsilon=3.0, delta=1e-3, plf=plf, decay=R, clip=1.0, replicas=3,
                         rng=np.random.default_rng(0))

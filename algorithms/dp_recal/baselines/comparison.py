@@ -24,7 +24,7 @@ from dpverify.algorithms.dp_recal.baselines import (
     dp_rwadmm,
 )
 
-_MODULES = {
+MODULES = {
     "dp-admm-12": dp_admm_zhang,
     "dp-admm-13": dp_admm_huang,
     "dp-mradmm-17": dp_mradmm,
@@ -33,8 +33,8 @@ _MODULES = {
     "dp-rwadmm-30": dp_rwadmm,
     "dp-ic-admm-25": dp_ic_admm,   # v0 only (v0:L520, ref. [20] there)
 }
-COMPARED = {key: module.run for key, module in _MODULES.items()}
-DISPLAY_NAMES = {key: module.NAME for key, module in _MODULES.items()}
+COMPARED = {key: module.run for key, module in MODULES.items()}
+DISPLAY_NAMES = {key: module.NAME for key, module in MODULES.items()}
 
 # Frozen defaults, per loss, as rules in L = max_i L_i + 2 ridge (`dp_common.smoothness`): for dp-extra-27,
 # dp-nids-28 and dp-admm-13 the value v gives stepsize = v / L; for the ADMM penalties (dp-admm-12,
@@ -43,12 +43,12 @@ DISPLAY_NAMES = {key: module.NAME for key, module in _MODULES.items()}
 # dimension 6 per agent, features U[0, 1], labels +-1, ridge 0.5, lasso 0.02 (lasso 0 for dp-mradmm-17);
 # v from a grid 0.05..3 minimizing the PLF until the relative error stays below 1e-8.
 DEFAULT_STEPSIZES = {
-    key: dict(getattr(module, "STEPSIZE_FRACTION", None) or module.PENALTY_FACTOR) for key, module in _MODULES.items()
+    key: dict(getattr(module, "STEPSIZE_FRACTION", None) or module.PENALTY_FACTOR) for key, module in MODULES.items()
 }
 STEPSIZE_MEANING = {key: "stepsize = v / L" if hasattr(module, "STEPSIZE_FRACTION") else "penalty c = v L, stepsize = 1/c"
-                    for key, module in _MODULES.items()}
+                    for key, module in MODULES.items()}
 
 
 def default_stepsize(key: str, problem, data) -> float:
     """The frozen default stepsize argument of algorithm `key` on this problem and data."""
-    return _MODULES[key].default_stepsize(problem, data)
+    return MODULES[key].default_stepsize(problem, data)

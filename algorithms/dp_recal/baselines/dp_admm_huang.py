@@ -27,21 +27,7 @@ import numpy as np
 from dpverify.algorithms.core.errors import InvalidParameterError
 from dpverify.algorithms.core.network import Network
 from dpverify.algorithms.core.problems import LocalData
-from dpverify.algorithms.dp_recal.baselines.dp_common import (
-    DEFAULT_DELTA,
-    DEFAULT_STEPSIZE_DECAY,
-    broadcast_messages,
-    calibrated_sigma1,
-    check_common,
-    fraction_stepsize,
-    gradient_change,
-    initial_point,
-    noise_std,
-    privacy_settings,
-    prox_per_row,
-    smoothness,
-    summary,
-)
+from dpverify.algorithms.dp_recal.baselines import dp_common as common
 from dpverify.algorithms.dp_recal.composite import CompositeProblem
 
 NAME = "DP-ADMM [13]"
@@ -52,7 +38,7 @@ PENALTY_FACTOR = 0.5
 
 
 def default_stepsize(problem: CompositeProblem, data: LocalData) -> float:
-    return fraction_stepsize(STEPSIZE_FRACTION, problem, data)
+    return common.fraction_stepsize(STEPSIZE_FRACTION, problem, data)
 
 
 def check_decay(stepsize_decay) -> float:
@@ -61,21 +47,20 @@ def check_decay(stepsize_decay) -> float:
     return float(stepsize_decay)
 
 
-def run(problem: CompositeProblem, data: LocalData, network: Network, *, epsilon, delta=DEFAULT_DELTA, plf: int,
+def run(problem: CompositeProblem, data: LocalData, network: Network, *, epsilon, delta=common.DEFAULT_DELTA, plf: int,
         decay: float, clip, replicas: int, rng: np.random.Generator, x1=None, stepsize=None, keep_history=True,
-        sensitivity_reading: str = "assumption3", stepsize_decay: float = DEFAULT_STEPSIZE_DECAY):
-    check_common(epsilon=epsilon, delta=delta, plf=plf, decay=decay, clip=clip, replicas=replicas, stepsize=stepsize)
+        sensitivity_reading: str = "assumption3", stepsize_decay: float = common.DEFAULT_STEPSIZE_DECAY):
+    eta0, X = common.start(problem, data, default_stepsize,
+                           epsilon=epsilon, delta=delta, plf=plf, decay=decay, clip=clip, replicas=replicas,
+                           stepsize=stepsize, x1=x1)
     gamma = check_decay(stepsize_decay)
-    eta0 = default_stepsize(problem, data) if stepsize is None else float(stepsize)
-    c = PENALTY_FACTOR * smoothness(problem, data)
+    c = PENALTY_FACTOR * common.smoothness(problem, data)
     etas = eta0 * gamma ** np.arange(plf)                                  # eta_k for iterations k = 0..K-1
-    g = gradient_change(clip, data.num_samples, sensitivity_reading)
+    g = common.gradient_change(clip, data.num_samples, sensitivity_reading)
     sensitivities = g / (2.0 * c * np.min(network.degrees) + 1.0 / etas)
-    sigma1 = calibrated_sigma1(epsilon, delta, decay, sensitivities)
-    n, q = data.num_agents, data.dim
+    sigma1 = common.calibrated_sigma1(epsilon, delta, decay, sensitivities)
     degrees, adjacency, laplacian = network.degrees, network.adjacency, network.laplacian
 
-    X = np.broadcast_to(initial_point(x1, data), (replicas, n, q)).copy()
     alpha = np.zeros_like(X)
     history = [X.mean(axis=1)]
     for k in range(1, plf + 1):
@@ -83,9 +68,9 @@ def run(problem: CompositeProblem, data: LocalData, network: Network, *, epsilon
         kappa = (2.0 * c * degrees + 1.0 / eta)[:, None]
         pull = c * (degrees[:, None] * X + np.einsum("ij,rjq->riq", adjacency, X))
         V = (pull - alpha - problem.local_gradients(X, data, clip) + X / eta) / kappa
-        X = prox_per_row(problem, V, 1.0 / kappa)
+        X = common.prox_per_row(problem, V, 1.0 / kappa)
         if sigma1 > 0:
-            X = X + rng.standard_normal(X.shape) * noise_std(sigma1, decay, k)
+            X = X + rng.standard_normal(X.shape) * common.noise_std(sigma1, decay, k)
         alpha = alpha + c * np.einsum("ij,rjq->riq", laplacian, X)
         history.append(X.mean(axis=1))
     settings = {"stepsize": eta0, "stepsize_decay": gamma, "stepsize_schedule": "eta_k = eta_0 gamma^k, k = 0..K-1",
@@ -93,9 +78,11 @@ def run(problem: CompositeProblem, data: LocalData, network: Network, *, epsilon
                 "penalty": c, "penalty_rule": f"c = {PENALTY_FACTOR} L", "dual_step": "c",
                 "network_form": "decentralized consensus ADMM of [12]/[43] (no server)",
                 "reconstructed_without_source": True, "sensitivity_first_last": (sensitivities[0], sensitivities[-1]),
-                "messages_per_iteration": broadcast_messages(network),
+                "messages_per_iteration": common.broadcast_messages(network),
                 "message_count": "one vector over one edge = 1; every agent sends x~_i to each neighbour",
                 "plf_per_iteration": 1,
-                **privacy_settings(epsilon, delta, decay, clip, sensitivity_reading, "see sensitivity_first_last", sigma1)}
-    return summary(NAME, history, np.full(replicas, plf * broadcast_messages(network)), np.full(replicas, plf),
-                   np.full(replicas, plf), sigma1, settings, keep_history)
+                **common.privacy_settings(epsilon, delta, decay, clip, sensitivity_reading,
+                                          "see sensitivity_first_last", sigma1)}
+    messages = np.full(replicas, plf * common.broadcast_messages(network))
+    return common.summary(NAME, history, messages, np.full(replicas, plf),
+                          np.full(replicas, plf), sigma1, settings, keep_history)

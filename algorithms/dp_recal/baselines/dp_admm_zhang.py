@@ -26,19 +26,7 @@ import numpy as np
 
 from dpverify.algorithms.core.network import Network
 from dpverify.algorithms.core.problems import LocalData
-from dpverify.algorithms.dp_recal.baselines.dp_common import (
-    DEFAULT_DELTA,
-    calibrated_sigma1,
-    check_common,
-    gradient_change,
-    initial_point,
-    noise_std,
-    penalty_stepsize,
-    privacy_settings,
-    solve_admm_subproblem,
-    subproblem_description,
-    synchronous_summary,
-)
+from dpverify.algorithms.dp_recal.baselines import dp_common as common
 from dpverify.algorithms.dp_recal.composite import CompositeProblem
 
 NAME = "DP-ADMM [12]"
@@ -48,34 +36,33 @@ PENALTY_FACTOR = {"linear": 0.3, "logistic": 0.5}
 
 def default_stepsize(problem: CompositeProblem, data: LocalData) -> float:
     """1/c with c = PENALTY_FACTOR * L."""
-    return penalty_stepsize(PENALTY_FACTOR, problem, data)
+    return common.penalty_stepsize(PENALTY_FACTOR, problem, data)
 
 
 def argmin_sensitivity(problem: CompositeProblem, data: LocalData, network: Network, penalty: float, clip,
                        sensitivity_reading: str) -> float:
     """g / min_i (2 c d_i + 2 ridge_r) (module docstring)."""
     strong_convexity = 2.0 * penalty * network.degrees + 2.0 * problem.prox_ridge
-    return gradient_change(clip, data.num_samples, sensitivity_reading) / float(np.min(strong_convexity))
+    return common.gradient_change(clip, data.num_samples, sensitivity_reading) / float(np.min(strong_convexity))
 
 
-def run(problem: CompositeProblem, data: LocalData, network: Network, *, epsilon, delta=DEFAULT_DELTA, plf: int,
+def run(problem: CompositeProblem, data: LocalData, network: Network, *, epsilon, delta=common.DEFAULT_DELTA, plf: int,
         decay: float, clip, replicas: int, rng: np.random.Generator, x1=None, stepsize=None, keep_history=True,
         sensitivity_reading: str = "assumption3"):
-    check_common(epsilon=epsilon, delta=delta, plf=plf, decay=decay, clip=clip, replicas=replicas, stepsize=stepsize)
-    step = default_stepsize(problem, data) if stepsize is None else float(stepsize)
+    step, X = common.start(problem, data, default_stepsize,
+                           epsilon=epsilon, delta=delta, plf=plf, decay=decay, clip=clip, replicas=replicas,
+                           stepsize=stepsize, x1=x1)
     c = 1.0 / step
     sensitivity = argmin_sensitivity(problem, data, network, c, clip, sensitivity_reading)
-    sigma1 = calibrated_sigma1(epsilon, delta, decay, np.full(plf, sensitivity))
-    n, q = data.num_agents, data.dim
+    sigma1 = common.calibrated_sigma1(epsilon, delta, decay, np.full(plf, sensitivity))
     degrees, adjacency, laplacian = network.degrees, network.adjacency, network.laplacian
 
-    X = np.broadcast_to(initial_point(x1, data), (replicas, n, q)).copy()
     alpha = np.zeros_like(X)
     history = [X.mean(axis=1)]
     for k in range(1, plf + 1):
         linear = alpha - c * (degrees[:, None] * X + np.einsum("ij,rjq->riq", adjacency, X))
-        std = noise_std(sigma1, decay, k)
-        X = solve_admm_subproblem(problem, data, linear, c * degrees, X, clip, noise_std=std)
+        std = common.noise_std(sigma1, decay, k)
+        X = common.solve_admm_subproblem(problem, data, linear, c * degrees, X, clip, noise_std=std)
         if sigma1 > 0:
             X = X + rng.standard_normal(X.shape) * std                                  # PVP
         alpha = alpha + c * np.einsum("ij,rjq->riq", laplacian, X)
@@ -83,7 +70,7 @@ def run(problem: CompositeProblem, data: LocalData, network: Network, *, epsilon
     settings = {"stepsize": step, "penalty": c,
                 "stepsize_rule": f"1/(c), c = {PENALTY_FACTOR[problem.loss]} L" if stepsize is None else "given (= 1/penalty)",
                 "dual_step": "c", "perturbation": "primal variable (PVP), Gaussian",
-                "subproblem": subproblem_description(problem, data),
+                "subproblem": common.subproblem_description(problem, data),
                 "reconstructed_without_source": True,
-                **privacy_settings(epsilon, delta, decay, clip, sensitivity_reading, sensitivity, sigma1)}
-    return synchronous_summary(NAME, network, history, plf, replicas, sigma1, settings, keep_history, "x~_i")
+                **common.privacy_settings(epsilon, delta, decay, clip, sensitivity_reading, sensitivity, sigma1)}
+    return common.synchronous_summary(NAME, network, history, plf, replicas, sigma1, settings, keep_history, "x~_i")

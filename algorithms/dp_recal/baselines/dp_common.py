@@ -98,6 +98,16 @@ def initial_point(x1, data: LocalData) -> np.ndarray:
     return x1
 
 
+def start(problem: CompositeProblem, data: LocalData, default_stepsize, *, epsilon, delta, plf, decay, clip, replicas,
+          stepsize, x1) -> tuple[float, np.ndarray]:
+    """The opening every baseline's run shares: the common arguments checked, the stepsize (given, or the
+    algorithm's default rule `default_stepsize(problem, data)`) and every replica's copy of the common
+    starting point, (replicas, n, q)."""
+    check_common(epsilon=epsilon, delta=delta, plf=plf, decay=decay, clip=clip, replicas=replicas, stepsize=stepsize)
+    step = default_stepsize(problem, data) if stepsize is None else float(stepsize)
+    return step, np.broadcast_to(initial_point(x1, data), (replicas, data.num_agents, data.dim)).copy()
+
+
 def smoothness(problem: CompositeProblem, data: LocalData) -> float:
     """L = max_i L_i + 2 ridge: the Lipschitz constant of grad (f_i + ridge ||.||^2), whatever the mapping
     (M1 puts the ridge in r, M2 in f_i). The stepsize and penalty rules of the baselines are multiples of

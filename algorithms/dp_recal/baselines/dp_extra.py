@@ -21,19 +21,7 @@ import numpy as np
 
 from dpverify.algorithms.core.network import Network
 from dpverify.algorithms.core.problems import LocalData
-from dpverify.algorithms.dp_recal.baselines.dp_common import (
-    DEFAULT_DELTA,
-    broadcast_messages,
-    calibrated_sigma1,
-    check_common,
-    fraction_stepsize,
-    gradient_change,
-    initial_point,
-    mixing_matrices,
-    noise_std,
-    privacy_settings,
-    summary,
-)
+from dpverify.algorithms.dp_recal.baselines import dp_common as common
 from dpverify.algorithms.dp_recal.composite import CompositeProblem
 
 NAME = "DP-EXTRA [27]"
@@ -44,24 +32,23 @@ STEPSIZE_FRACTION = {"linear": 0.5, "logistic": 0.3}
 
 
 def default_stepsize(problem: CompositeProblem, data: LocalData) -> float:
-    return fraction_stepsize(STEPSIZE_FRACTION, problem, data)
+    return common.fraction_stepsize(STEPSIZE_FRACTION, problem, data)
 
 
-def run(problem: CompositeProblem, data: LocalData, network: Network, *, epsilon, delta=DEFAULT_DELTA, plf: int,
+def run(problem: CompositeProblem, data: LocalData, network: Network, *, epsilon, delta=common.DEFAULT_DELTA, plf: int,
         decay: float, clip, replicas: int, rng: np.random.Generator, x1=None, stepsize=None, keep_history=True,
         sensitivity_reading: str = "assumption3"):
-    check_common(epsilon=epsilon, delta=delta, plf=plf, decay=decay, clip=clip, replicas=replicas, stepsize=stepsize)
-    alpha = default_stepsize(problem, data) if stepsize is None else float(stepsize)
-    sensitivity = alpha * gradient_change(clip, data.num_samples, sensitivity_reading)
-    sigma1 = calibrated_sigma1(epsilon, delta, decay, np.full(plf, sensitivity))
-    W, W_tilde = mixing_matrices(network)
-    n, q = data.num_agents, data.dim
+    alpha, X_old = common.start(problem, data, default_stepsize,
+                                epsilon=epsilon, delta=delta, plf=plf, decay=decay, clip=clip, replicas=replicas,
+                                stepsize=stepsize, x1=x1)
+    sensitivity = alpha * common.gradient_change(clip, data.num_samples, sensitivity_reading)
+    sigma1 = common.calibrated_sigma1(epsilon, delta, decay, np.full(plf, sensitivity))
+    W, W_tilde = common.mixing_matrices(network)
     mix = lambda M, X: np.einsum("ij,rjq->riq", M, X)  # noqa: E731
 
     def released(X, k):
-        return X + rng.standard_normal(X.shape) * noise_std(sigma1, decay, k) if sigma1 > 0 else X
+        return X + rng.standard_normal(X.shape) * common.noise_std(sigma1, decay, k) if sigma1 > 0 else X
 
-    X_old = np.broadcast_to(initial_point(x1, data), (replicas, n, q)).copy()
     grad_old = problem.local_gradients(X_old, data, clip)
     Z = mix(W, X_old) - alpha * grad_old                                        # X^{1/2}
     X = released(problem.prox_scaled_r(Z, alpha), 1)                            # X^1
@@ -74,9 +61,10 @@ def run(problem: CompositeProblem, data: LocalData, network: Network, *, epsilon
         history.append(X.mean(axis=1))
     settings = {"stepsize": alpha, "stepsize_rule": f"{STEPSIZE_FRACTION[problem.loss]} / L" if stepsize is None else "given",
                 "W": "Metropolis-Hastings", "W_tilde": "(I + W)/2", "x1": "common to all agents (W X^0 = X^0, no message)",
-                "messages_per_iteration": broadcast_messages(network),
+                "messages_per_iteration": common.broadcast_messages(network),
                 "message_count": "one vector over one edge = 1; every agent sends x_i^k to each neighbour",
                 "plf_per_iteration": 1,
-                **privacy_settings(epsilon, delta, decay, clip, sensitivity_reading, sensitivity, sigma1)}
-    return summary(NAME, history, np.full(replicas, plf * broadcast_messages(network)), np.full(replicas, plf),
-                   np.full(replicas, plf), sigma1, settings, keep_history)
+                **common.privacy_settings(epsilon, delta, decay, clip, sensitivity_reading, sensitivity, sigma1)}
+    messages = np.full(replicas, plf * common.broadcast_messages(network))
+    return common.summary(NAME, history, messages, np.full(replicas, plf),
+                          np.full(replicas, plf), sigma1, settings, keep_history)

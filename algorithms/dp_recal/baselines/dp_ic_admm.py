@@ -36,18 +36,7 @@ import numpy as np
 
 from dpverify.algorithms.core.network import Network
 from dpverify.algorithms.core.problems import LocalData
-from dpverify.algorithms.dp_recal.baselines.dp_common import (
-    DEFAULT_DELTA,
-    calibrated_sigma1,
-    check_common,
-    gradient_change,
-    initial_point,
-    noise_std,
-    penalty_stepsize,
-    privacy_settings,
-    prox_per_row,
-    synchronous_summary,
-)
+from dpverify.algorithms.dp_recal.baselines import dp_common as common
 from dpverify.algorithms.dp_recal.composite import CompositeProblem
 
 NAME = "DP-IC-ADMM [25]"
@@ -57,7 +46,7 @@ PENALTY_FACTOR = {"linear": 0.3, "logistic": 0.5}
 
 
 def default_stepsize(problem: CompositeProblem, data: LocalData) -> float:
-    return penalty_stepsize(PENALTY_FACTOR, problem, data)
+    return common.penalty_stepsize(PENALTY_FACTOR, problem, data)
 
 
 def linearized_sensitivity(problem: CompositeProblem, data: LocalData, network: Network, penalty: float, clip,
@@ -65,31 +54,30 @@ def linearized_sensitivity(problem: CompositeProblem, data: LocalData, network: 
     """g / min_i (beta_i + 2 c d_i + 2 ridge_r), beta_i = L_i by default (module docstring)."""
     beta = problem.lipschitz_constants(data) if proximal_weight is None else np.asarray(proximal_weight, dtype=float)
     modulus = beta + 2.0 * penalty * network.degrees + 2.0 * problem.prox_ridge
-    return gradient_change(clip, data.num_samples, sensitivity_reading) / float(np.min(modulus))
+    return common.gradient_change(clip, data.num_samples, sensitivity_reading) / float(np.min(modulus))
 
 
-def run(problem: CompositeProblem, data: LocalData, network: Network, *, epsilon, delta=DEFAULT_DELTA, plf: int,
+def run(problem: CompositeProblem, data: LocalData, network: Network, *, epsilon, delta=common.DEFAULT_DELTA, plf: int,
         decay: float, clip, replicas: int, rng: np.random.Generator, x1=None, stepsize=None, keep_history=True,
         sensitivity_reading: str = "assumption3", proximal_weight=None):
-    check_common(epsilon=epsilon, delta=delta, plf=plf, decay=decay, clip=clip, replicas=replicas, stepsize=stepsize)
-    step = default_stepsize(problem, data) if stepsize is None else float(stepsize)
+    step, X = common.start(problem, data, default_stepsize,
+                           epsilon=epsilon, delta=delta, plf=plf, decay=decay, clip=clip, replicas=replicas,
+                           stepsize=stepsize, x1=x1)
     c = 1.0 / step
     beta = problem.lipschitz_constants(data) if proximal_weight is None else np.asarray(proximal_weight, dtype=float)
     sensitivity = linearized_sensitivity(problem, data, network, c, clip, sensitivity_reading, beta)
-    sigma1 = calibrated_sigma1(epsilon, delta, decay, np.full(plf, sensitivity))
-    n, q = data.num_agents, data.dim
+    sigma1 = common.calibrated_sigma1(epsilon, delta, decay, np.full(plf, sensitivity))
     degrees, adjacency, laplacian = network.degrees, network.adjacency, network.laplacian
     modulus = (beta + 2.0 * c * degrees)[:, None]                                   # mu_i
 
-    X = np.broadcast_to(initial_point(x1, data), (replicas, n, q)).copy()
     dual = np.zeros_like(X)
     history = [X.mean(axis=1)]
     for k in range(1, plf + 1):
         gradient = problem.local_gradients(X, data, clip)
         pull = beta[:, None] * X + c * (degrees[:, None] * X + np.einsum("ij,rjq->riq", adjacency, X))
-        X = prox_per_row(problem, (pull - gradient - dual) / modulus, 1.0 / modulus)
+        X = common.prox_per_row(problem, (pull - gradient - dual) / modulus, 1.0 / modulus)
         if sigma1 > 0:
-            X = X + rng.standard_normal(X.shape) * noise_std(sigma1, decay, k)            # PVP
+            X = X + rng.standard_normal(X.shape) * common.noise_std(sigma1, decay, k)            # PVP
         dual = dual + c * np.einsum("ij,rjq->riq", laplacian, X)
         history.append(X.mean(axis=1))
     settings = {"stepsize": step, "penalty": c, "proximal_weight": "beta_i = L_i" if proximal_weight is None else "given",
@@ -97,5 +85,5 @@ def run(problem: CompositeProblem, data: LocalData, network: Network, *, epsilon
                 "dual_step": "c", "perturbation": "primal variable (PVP), Gaussian",
                 "update": "linearized (one gradient + one prox per iteration), reconstructed",
                 "reconstructed_without_source": True,
-                **privacy_settings(epsilon, delta, decay, clip, sensitivity_reading, sensitivity, sigma1)}
-    return synchronous_summary(NAME, network, history, plf, replicas, sigma1, settings, keep_history, "x~_i")
+                **common.privacy_settings(epsilon, delta, decay, clip, sensitivity_reading, sensitivity, sigma1)}
+    return common.synchronous_summary(NAME, network, history, plf, replicas, sigma1, settings, keep_history, "x~_i")

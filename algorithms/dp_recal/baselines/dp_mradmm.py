@@ -29,21 +29,8 @@ import numpy as np
 from dpverify.algorithms.core.errors import InvalidParameterError
 from dpverify.algorithms.core.network import Network
 from dpverify.algorithms.core.problems import LocalData
+from dpverify.algorithms.dp_recal.baselines import dp_common as common
 from dpverify.algorithms.dp_recal.baselines.dp_admm_huang import check_decay
-from dpverify.algorithms.dp_recal.baselines.dp_common import (
-    DEFAULT_DELTA,
-    broadcast_messages,
-    calibrated_sigma1,
-    check_common,
-    gradient_change,
-    initial_point,
-    noise_std,
-    penalty_stepsize,
-    privacy_settings,
-    solve_admm_subproblem,
-    subproblem_description,
-    summary,
-)
 from dpverify.algorithms.dp_recal.composite import CompositeProblem
 
 NAME = "DP-MRADMM [17]"
@@ -53,35 +40,34 @@ PENALTY_FACTOR = {"linear": 0.3, "logistic": 0.5}
 
 def default_stepsize(problem: CompositeProblem, data: LocalData) -> float:
     """alpha_0 = 1/c_0, c_0 = PENALTY_FACTOR * L."""
-    return penalty_stepsize(PENALTY_FACTOR, problem, data)
+    return common.penalty_stepsize(PENALTY_FACTOR, problem, data)
 
 
-def run(problem: CompositeProblem, data: LocalData, network: Network, *, epsilon, delta=DEFAULT_DELTA, plf: int,
+def run(problem: CompositeProblem, data: LocalData, network: Network, *, epsilon, delta=common.DEFAULT_DELTA, plf: int,
         decay: float, clip, replicas: int, rng: np.random.Generator, x1=None, stepsize=None, keep_history=True,
         sensitivity_reading: str = "assumption3", stepsize_decay: float = 1.0):
-    check_common(epsilon=epsilon, delta=delta, plf=plf, decay=decay, clip=clip, replicas=replicas, stepsize=stepsize)
+    alpha0, X = common.start(problem, data, default_stepsize,
+                             epsilon=epsilon, delta=delta, plf=plf, decay=decay, clip=clip, replicas=replicas,
+                             stepsize=stepsize, x1=x1)
     if problem.lasso != 0:
         raise InvalidParameterError(f"DP-MRADMM [17] needs a smooth r (v1:L568 runs it with r = 0); got lasso = {problem.lasso!r}")
     gamma = check_decay(stepsize_decay)
-    alpha0 = default_stepsize(problem, data) if stepsize is None else float(stepsize)
     iterations = 2 * plf
     penalties = 1.0 / (alpha0 * gamma ** np.arange(iterations))                  # c_k, k = 1..K
-    g = gradient_change(clip, data.num_samples, sensitivity_reading)
+    g = common.gradient_change(clip, data.num_samples, sensitivity_reading)
     sensitivities = g / (2.0 * penalties[0::2] * np.min(network.degrees) + 2.0 * problem.prox_ridge)
-    sigma1 = calibrated_sigma1(epsilon, delta, decay, sensitivities)
-    n, q = data.num_agents, data.dim
+    sigma1 = common.calibrated_sigma1(epsilon, delta, decay, sensitivities)
     degrees, adjacency, laplacian = network.degrees[:, None], network.adjacency, network.laplacian
     dual_step = penalties[0]
 
-    X = np.broadcast_to(initial_point(x1, data), (replicas, n, q)).copy()
     alpha = np.zeros_like(X)
     history = [X.mean(axis=1)]
     for k in range(1, iterations + 1):
         c = penalties[k - 1]
         pull = c * (degrees * X + np.einsum("ij,rjq->riq", adjacency, X))
         if k % 2 == 1:
-            std = noise_std(sigma1, decay, (k + 1) // 2)
-            X = solve_admm_subproblem(problem, data, alpha - pull, c * network.degrees, X, clip, noise_std=std)
+            std = common.noise_std(sigma1, decay, (k + 1) // 2)
+            X = common.solve_admm_subproblem(problem, data, alpha - pull, c * network.degrees, X, clip, noise_std=std)
             if sigma1 > 0:
                 X = X + rng.standard_normal(X.shape) * std
             recycled = -alpha - 2.0 * c * degrees * X + pull                      # KKT of the odd step
@@ -92,10 +78,12 @@ def run(problem: CompositeProblem, data: LocalData, network: Network, *, epsilon
     settings = {"stepsize": alpha0, "stepsize_decay": gamma, "penalty_schedule": "c_k = 1/(alpha_0 gamma^(k-1))",
                 "stepsize_rule": f"alpha_0 = 1/c_0, c_0 = {PENALTY_FACTOR[problem.loss]} L" if stepsize is None else "given",
                 "dual_step": dual_step, "even_iterations": "linearized with the recycled gradient, sent without noise",
-                "subproblem": subproblem_description(problem, data), "reconstructed_without_source": True,
-                "messages_per_iteration": broadcast_messages(network),
+                "subproblem": common.subproblem_description(problem, data), "reconstructed_without_source": True,
+                "messages_per_iteration": common.broadcast_messages(network),
                 "message_count": "one vector over one edge = 1; every agent sends x_i to each neighbour every iteration",
                 "plf_per_iteration": 0.5, "sensitivity_first_last": (sensitivities[0], sensitivities[-1]),
-                **privacy_settings(epsilon, delta, decay, clip, sensitivity_reading, "see sensitivity_first_last", sigma1)}
-    return summary(NAME, history, np.full(replicas, iterations * broadcast_messages(network)), np.full(replicas, plf),
-                   np.full(replicas, iterations), sigma1, settings, keep_history)
+                **common.privacy_settings(epsilon, delta, decay, clip, sensitivity_reading,
+                                          "see sensitivity_first_last", sigma1)}
+    messages = np.full(replicas, iterations * common.broadcast_messages(network))
+    return common.summary(NAME, history, messages, np.full(replicas, plf),
+                          np.full(replicas, iterations), sigma1, settings, keep_history)

@@ -25,19 +25,8 @@ import numpy as np
 from dpverify.algorithms.core.network import Network
 from dpverify.algorithms.core.problems import LocalData
 from dpverify.algorithms.dp_recal.algorithm import uniform_transition_matrix
+from dpverify.algorithms.dp_recal.baselines import dp_common as common
 from dpverify.algorithms.dp_recal.baselines.dp_admm_zhang import argmin_sensitivity
-from dpverify.algorithms.dp_recal.baselines.dp_common import (
-    DEFAULT_DELTA,
-    calibrated_sigma1,
-    check_common,
-    initial_point,
-    noise_std,
-    penalty_stepsize,
-    privacy_settings,
-    solve_admm_subproblem,
-    subproblem_description,
-    summary,
-)
 from dpverify.algorithms.dp_recal.composite import CompositeProblem
 
 NAME = "DP-RWADMM [30]"
@@ -47,23 +36,23 @@ PENALTY_FACTOR = {"linear": 0.2, "logistic": 0.3}
 
 def default_stepsize(problem: CompositeProblem, data: LocalData) -> float:
     """1/c with c = PENALTY_FACTOR * L."""
-    return penalty_stepsize(PENALTY_FACTOR, problem, data)
+    return common.penalty_stepsize(PENALTY_FACTOR, problem, data)
 
 
-def run(problem: CompositeProblem, data: LocalData, network: Network, *, epsilon, delta=DEFAULT_DELTA, plf: int,
+def run(problem: CompositeProblem, data: LocalData, network: Network, *, epsilon, delta=common.DEFAULT_DELTA, plf: int,
         decay: float, clip, replicas: int, rng: np.random.Generator, x1=None, stepsize=None, keep_history=True,
         sensitivity_reading: str = "assumption3"):
-    check_common(epsilon=epsilon, delta=delta, plf=plf, decay=decay, clip=clip, replicas=replicas, stepsize=stepsize)
-    step = default_stepsize(problem, data) if stepsize is None else float(stepsize)
+    step, X = common.start(problem, data, default_stepsize,
+                           epsilon=epsilon, delta=delta, plf=plf, decay=decay, clip=clip, replicas=replicas,
+                           stepsize=stepsize, x1=x1)
     c = 1.0 / step
     sensitivity = argmin_sensitivity(problem, data, network, c, clip, sensitivity_reading)
-    sigma1 = calibrated_sigma1(epsilon, delta, decay, np.full(plf, sensitivity))
-    n, q = data.num_agents, data.dim
+    sigma1 = common.calibrated_sigma1(epsilon, delta, decay, np.full(plf, sensitivity))
+    n = data.num_agents
     adjacency, degrees = network.adjacency, network.degrees
     cumulative = np.cumsum(uniform_transition_matrix(network), axis=1)
     cumulative[:, -1] = np.inf  # guards the last bin against rounding in the row sums
 
-    X = np.broadcast_to(initial_point(x1, data), (replicas, n, q)).copy()
     alpha = np.zeros_like(X)
     counts = np.zeros((replicas, n), dtype=np.int64)
     messages = np.zeros(replicas, dtype=np.int64)
@@ -77,8 +66,8 @@ def run(problem: CompositeProblem, data: LocalData, network: Network, *, epsilon
         x_i, d_i = X[rows, holder], degrees[holder]
         linear = alpha[rows, holder] - c * (d_i[:, None] * x_i + np.einsum("rj,rjq->rq", neighbours, X))
         counts[rows, holder] += running
-        std = noise_std(sigma1, decay, counts[rows, holder])
-        x_new = solve_admm_subproblem(problem, data, linear, c * d_i, x_i, clip, agents=holder,
+        std = common.noise_std(sigma1, decay, counts[rows, holder])
+        x_new = common.solve_admm_subproblem(problem, data, linear, c * d_i, x_i, clip, agents=holder,
                                       noise_std=float(np.min(std[running])))
         if sigma1 > 0:
             x_new = x_new + rng.standard_normal(x_new.shape) * std[:, None]
@@ -96,8 +85,8 @@ def run(problem: CompositeProblem, data: LocalData, network: Network, *, epsilon
     settings = {"stepsize": step, "penalty": c,
                 "stepsize_rule": f"1/c, c = {PENALTY_FACTOR[problem.loss]} L" if stepsize is None else "given (= 1/penalty)",
                 "walk": "P = I - D^-1 L (uniform over neighbours), first agent uniform",
-                "subproblem": subproblem_description(problem, data), "reconstructed_without_source": True,
+                "subproblem": common.subproblem_description(problem, data), "reconstructed_without_source": True,
                 "messages_per_iteration": "2 d_{i_k} (pull d_i + push d_i)",
                 "message_count": "one vector over one edge = 1", "plf": "max_i activation count",
-                **privacy_settings(epsilon, delta, decay, clip, sensitivity_reading, sensitivity, sigma1)}
-    return summary(NAME, history, messages, counts.max(axis=1), iterations, sigma1, settings, keep_history)
+                **common.privacy_settings(epsilon, delta, decay, clip, sensitivity_reading, sensitivity, sigma1)}
+    return common.summary(NAME, history, messages, counts.max(axis=1), iterations, sigma1, settings, keep_history)

@@ -6,6 +6,8 @@ from typing import Protocol
 
 import numpy as np
 
+from dpverify.algorithms.my_paper.algorithm import noisy_averaging
+
 
 class NoisyAveraging(Protocol):
     def __call__(self, values: np.ndarray, weights: np.ndarray, *, sigma: float, iterations: int,
@@ -13,3 +15,6 @@ class NoisyAveraging(Protocol):
         """values (replicas, agents, dim); weights (agents, agents); noise (iterations, replicas, agents,
         dim) of standard normal draws supplied by the harness. Returns the released messages,
         (iterations, replicas, agents, dim)."""
+
+
+REFERENCE: NoisyAveraging = noisy_averaging   # the reference implementation goes through the same door
