@@ -168,14 +168,34 @@ def audit_lower_bounds(*, relative_tolerance: float = 0.0) -> Rule:
                 + "; otherwise not refuted (lower bounds cannot confirm privacy)", decide)
 
 
-def reported() -> Rule:
-    """A quantity the paper does not claim (e.g. the exact privacy of the paper's own experiment noise),
-    measured so the report can show it: reads no key. Always inconclusive: with no claim there is
-    nothing to confirm or refute."""
+def reported(why: str = "the paper claims nothing here; the measured values are reported") -> Rule:
+    """A quantity measured so the report can show it, which no measurement here can decide (the paper
+    claims nothing, or the claim involves constants that exist only in a proof): reads no key. Always
+    inconclusive; `why` says what would decide it."""
     def decide(measurement):
         return Verdict.INCONCLUSIVE
-    return Rule("reported", {}, "never confirmed or refuted: the paper claims nothing here; the measured values "
-                "are reported", decide)
+    return Rule("reported", {"why": why}, f"never confirmed or refuted: {why}", decide)
+
+
+def counterexample() -> Rule:
+    """A search for a counterexample (a symbolic derivation of the exact value, a probe over a finite
+    set): reads `found`. Refuted when one was found; otherwise inconclusive: a search that finds none
+    proves nothing."""
+    def decide(measurement):
+        (found,) = _require(measurement, "found")
+        return Verdict.REFUTED if bool(found) else Verdict.INCONCLUSIVE
+    return Rule("counterexample", {}, "refuted if a counterexample was found; otherwise inconclusive (finding none "
+                "proves nothing)", decide)
+
+
+def proof() -> Rule:
+    """A search for a proof (e.g. a sufficient condition checked symbolically): reads `proved`. Confirmed
+    when the proof goes through; otherwise inconclusive: a failed proof route refutes nothing."""
+    def decide(measurement):
+        (proved,) = _require(measurement, "proved")
+        return Verdict.CONFIRMED if bool(proved) else Verdict.INCONCLUSIVE
+    return Rule("proof", {}, "confirmed if the proof goes through; otherwise inconclusive (a failed route refutes "
+                "nothing)", decide)
 
 
 def fits_identity(*, level: float = SIGNIFICANCE) -> Rule:

@@ -10,7 +10,6 @@ from dpverify.algorithms.dp_recal.algorithm import paper_beta, uniform_transitio
 from dpverify.algorithms.dp_recal.composite import CompositeProblem
 from dpverify.theory.claims import Verdict
 from dpverify.theory.dp_recal.claims import PAPER
-from dpverify.theory.dp_recal.convergence import check_stepsize_condition_symbolic
 from dpverify.theory.dp_recal.operators import (
     Instance,
     all_active_step,
@@ -102,4 +101,5 @@ def test_activation_checks_decide_as_computed():
     assert PAPER.claim("lemma-1").checks[0].execute(context).verdict == Verdict.CONFIRMED    # formula (exact)
     result = PAPER.claim("lemma-2").checks[1].execute(context)                               # conditional law
     assert result.verdict == Verdict.REFUTED and result.evidence.values["self_transitions"] == 0
-    assert check_stepsize_condition_symbolic(context)[1].values["leading_minors"][3] == "24*s1 + 7"
+    result = PAPER.claim("stepsize-condition").checks[1].execute(context)                    # Sylvester (rule proof)
+    assert result.verdict == Verdict.CONFIRMED and result.evidence.values["leading_minors"][3] == "24*s1 + 7"

@@ -48,8 +48,8 @@ def test_audits_separate_the_channels():
 
 def test_symbolic_findings():
     context = CheckContext()
-    verdict, evidence = privacy.check_lemma_5_symbolic(context)
-    assert verdict == Verdict.REFUTED and evidence.values["difference"] == "alpha*beta*(g - g_prime)"
+    result = PAPER.claim("lemma-5").checks[0].execute(context)           # rule counterexample
+    assert result.verdict == Verdict.REFUTED and result.evidence.values["difference"] == "alpha*beta*(g - g_prime)"
     assert PAPER.claim("proposition-1").checks[0].execute(context).verdict == Verdict.REFUTED
     assert PAPER.claim("lemma-6").checks[0].execute(context).verdict == Verdict.CONFIRMED
     assert PAPER.claim("theorem-4").checks[0].execute(context).verdict == Verdict.CONFIRMED

@@ -43,8 +43,9 @@ def test_lemma_4_printed_telescoping_drops_last_term():
 
 
 def test_sensitivity_probe_finds_sqrt2_at_round_2(context):
-    verdict, evidence = audits.probe_lemma_1(context)
-    assert verdict == Verdict.REFUTED
+    result = execute(audits.probe_lemma_1, context)
+    evidence = result.evidence
+    assert result.verdict == Verdict.REFUTED
     assert evidence.values["ratio_t2"] == pytest.approx(np.sqrt(2), rel=1e-9)   # alpha_1/alpha_2, unclipped step
     assert evidence.values["shifted_reading_max_ratio"] <= 1 + 1e-9              # (8) holds for X_{t+1}
 

@@ -156,7 +156,8 @@ def test_reported_neither_confirms_nor_refutes():
     assert decide(rule) == Verdict.INCONCLUSIVE
     assert decide(rule, holds=True, epsilon=13.8) == Verdict.INCONCLUSIVE
     assert decide(rule, holds=False) == Verdict.INCONCLUSIVE
-    assert rule.as_record() == {"name": "reported", "parameters": {}, "sentence": rule.sentence}
+    assert rule.as_record() == {"name": "reported", "parameters": {"why": "the paper claims nothing here; the measured "
+                                                                    "values are reported"}, "sentence": rule.sentence}
 
 
 def test_fits_identity_known_answers():
@@ -177,3 +178,13 @@ def test_fits_identity_null_refute_rate():
         p_values = [scipy.stats.chisquare(c, 200 * law).pvalue for c in counts]
         refuted += decide(rule, p_values=p_values) == Verdict.REFUTED
     assert_rate_within_level(refuted, SIGNIFICANCE)
+
+
+def test_counterexample_and_proof_searches_decide_one_way_only():
+    assert decide(rules.counterexample(), found=True) == Verdict.REFUTED
+    assert decide(rules.counterexample(), found=False) == Verdict.INCONCLUSIVE
+    assert decide(rules.proof(), proved=True) == Verdict.CONFIRMED
+    assert decide(rules.proof(), proved=False) == Verdict.INCONCLUSIVE
+    assert decide(rules.reported("phi has existence-only constants"), anything=1) == Verdict.INCONCLUSIVE
+    assert rules.reported("phi has existence-only constants").sentence.endswith("phi has existence-only constants")
+

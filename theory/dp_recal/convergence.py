@@ -115,15 +115,15 @@ def _sylvester_positive(matrix: sp.Matrix, a, s) -> tuple[bool, list[str]]:
     return ok, minors
 
 
-def _stepsize_symbolic(matrix_of) -> tuple[Verdict, Evidence]:
+def _stepsize_symbolic(matrix_of) -> Measurement:
     """n = 2, q = 1, beta = 1/6: alpha and L enter only through a_i = 1/alpha_i - L_i/2, and
     alpha_i < 2/(L_i+1) <=> a_i > 1/2. Sylvester's criterion with a_i = 1/2 + s_i, s_i > 0."""
     a, s = sp.symbols("a1 a2", positive=True), sp.symbols("s1 s2", positive=True)
     ok, minors = _sylvester_positive(matrix_of(a), a, s)
-    return (Verdict.CONFIRMED if ok else Verdict.INCONCLUSIVE), Evidence(
+    return Measurement(
         "n = 2, q = 1: every leading principal minor is a polynomial in s_i = a_i - 1/2 with positive coefficients"
         if ok else "n = 2, q = 1: some leading minor has a non-positive coefficient (no proof by this route)",
-        {"leading_minors": minors})
+        {"leading_minors": minors, "proved": bool(ok)})
 
 
 def check_stepsize_condition_symbolic(context: CheckContext) -> tuple[Verdict, Evidence]:
@@ -461,7 +461,7 @@ def check_theorem3_dp_linear_rate(context: CheckContext) -> tuple[Verdict, Evide
     return _linear_rate(context, "dp-literal", squared=True)
 
 
-def check_theorem3_noise_condition(context: CheckContext) -> tuple[Verdict, Evidence]:
+def check_theorem3_noise_condition(context: CheckContext) -> Measurement:
     """(phi/(phi+1))^l R > 1: phi contains the existence-only constants sigma (through zeta, M~, eps~) and l
     is "the maximum number of iterations between two activations of any agent" (v1:L386). For the relay walk
     that gap is unbounded (geometric tails): its empirical maximum grows with K, so l is not a constant."""
@@ -478,7 +478,7 @@ def check_theorem3_noise_condition(context: CheckContext) -> tuple[Verdict, Evid
                     points = np.concatenate([[-1], visits, [horizon]])
                     worst = max(worst, int(np.diff(points).max()))
             gaps[f"{key}/K={horizon}"] = worst
-    return Verdict.INCONCLUSIVE, Evidence(
+    return Measurement(
         "the condition cannot be evaluated: phi involves existence-only constants (sigma, M_1, M_2) and the "
         f"walk's longest activation gap l grows with K (observed {gaps}), so no finite l exists almost surely",
         {"max_activation_gap": gaps})

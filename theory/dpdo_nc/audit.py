@@ -70,7 +70,7 @@ def _probe(context: CheckContext):
     return result, per_round[:horizon] / bounds, shifted, epsilon
 
 
-def probe_lemma_1(context: CheckContext) -> tuple[Verdict, Evidence]:
+def probe_lemma_1(context: CheckContext) -> Measurement | tuple[Verdict, Evidence]:
     """Lemma 1 / Definition 5 (L204, L212): sup ||X_t - X_t'||_1 <= 2 sqrt(d) alpha_t theta/omega, probed
     on the implementation at every round t = 1..T under common observations."""
     if FIGURE not in context.parameters:
@@ -80,9 +80,9 @@ def probe_lemma_1(context: CheckContext) -> tuple[Verdict, Evidence]:
     summary = (f"max_t ||X_t - X_t'||_1 / (8) = {result.max_distance:.4f} at t = {t_worst} ({PROBE_HISTORIES} histories, "
                f"eps = {epsilon:g}, rounds 1..{ratios.size}); ratio at t = 2, 3, 10: {ratios[1]:.4f}, {ratios[2]:.4f}, {ratios[9]:.4f} "
                f"(= sqrt(t/(t-1)) when unclipped). Index-shifted reading ||X_(t+1) - X_(t+1)'||_1 / (8)(t) <= {shifted:.4f}")
-    return (Verdict.REFUTED if result.refuted else Verdict.INCONCLUSIVE), Evidence(
-        summary, {"max_ratio": result.max_distance, "at_round": t_worst, "ratio_t2": float(ratios[1]),
-                  "shifted_reading_max_ratio": shifted, "histories": PROBE_HISTORIES})
+    return Measurement(summary, {"max_ratio": result.max_distance, "at_round": t_worst, "ratio_t2": float(ratios[1]),
+                                 "shifted_reading_max_ratio": shifted, "histories": PROBE_HISTORIES,
+                                 "lower_bounds": {"||X_t - X_t'||_1 / (8)": (result.max_distance, 1.0)}})
 
 
 def check_proof_step_11(context: CheckContext) -> Measurement | tuple[Verdict, Evidence]:
@@ -164,7 +164,7 @@ def audit_rounds(context: CheckContext) -> Measurement | tuple[Verdict, Evidence
                                  "audits": found, "worst": worst})
 
 
-def check_horizon_accounting(context: CheckContext) -> tuple[Verdict, Evidence]:
+def check_horizon_accounting(context: CheckContext) -> Measurement | tuple[Verdict, Evidence]:
     """Theorem 1, second part (L281): eps_hat = sum_t Delta(t)/sigma_t over the horizon. From the
     accounting only (no whole-transcript audit): the ledger's basic composition with bound (8)
     (the paper's eps_hat = T eps) against basic composition with the realized Delta(t) of the probe."""
@@ -175,7 +175,7 @@ def check_horizon_accounting(context: CheckContext) -> tuple[Verdict, Evidence]:
     _, run = _history(context, values, epsilon, 1, "ledger")
     ledger_total = float(run.ledger.total_epsilon().max())
     realized_total = float(epsilon * ratios.sum())
-    return Verdict.INCONCLUSIVE, Evidence(
+    return Measurement(
         f"accounting only (labelled; no whole-transcript audit): ledger eps_hat = {ledger_total:.2f} = T eps with (8) "
         f"(eps = {epsilon:g}, T = {values['horizon']}); basic composition with the realized Delta(t) gives {realized_total:.2f}. "
         "Basic composition is an upper bound, so the gap shows the paper's eps_hat rests on the mis-indexed (8), not a violation",
