@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from dpverify.algorithms.core.errors import DpverifyError
-from dpverify.theory.execution import CheckContext
+from dpverify.theory.execution import CheckContext, ParametersNotSupplied
 from dpverify.theory.rules import Rule, Verdict
 
 
@@ -70,7 +70,8 @@ class Check:
     `run(context)` returns a Measurement, which `rule` turns into the verdict. `needs` names the
     experiments the check reads from `context.experiments` (an entry that is a tuple needs any one of
     them): when one was not reproduced in this run, the harness reports not-run with the reason and
-    does not call `run`. (Checks not yet moved to a rule return `(verdict, evidence)` themselves and
+    does not call `run`. A check that reads the parameters of an experiment the run did not supply is
+    not-run too (ParametersNotSupplied). (Checks not yet moved to a rule return `(verdict, evidence)` themselves and
     declare no rule.)
     """
 
@@ -97,6 +98,8 @@ class Check:
             else:
                 verdict, evidence = outcome
                 outcome = Measurement(evidence.summary)
+        except ParametersNotSupplied as missing:
+            return CheckResult(self.name, self.method, Verdict.NOT_RUN, Evidence(str(missing)), 0.0, self.rule)
         except Exception as error:  # a crashing check is a harness error, reported, never a verdict
             raise CheckCrashed(f"check {self.name!r} crashed: {error}\n{traceback.format_exc()}") from error
         return CheckResult(self.name, self.method, Verdict(verdict), evidence, time.perf_counter() - started,

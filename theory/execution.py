@@ -106,6 +106,21 @@ class Parameters(Mapping[str, Any]):
                 for name in names}
 
 
+class ParametersNotSupplied(KeyError):
+    """A check read the parameters of an experiment this run did not supply; the harness reports the
+    check not-run with this reason (theory/claims.py), so no check writes that preamble itself."""
+
+    def __str__(self) -> str:
+        return f"parameters of experiment {self.args[0]!r} not supplied (its TOML file is read by the CLI)"
+
+
+class ExperimentParameters(dict):
+    """experiment id -> its Parameters; reading an experiment that is not here raises ParametersNotSupplied."""
+
+    def __missing__(self, experiment: str):
+        raise ParametersNotSupplied(experiment)
+
+
 @dataclass
 class CheckContext:
     """Handed to every check. `profile` is 'quick' (CI-sized) or 'paper' (the paper's sizes);
@@ -116,11 +131,14 @@ class CheckContext:
     profile: str = "quick"
     root_seed: int = DEFAULT_ROOT_SEED
     executor: Executor = serial_executor
-    parameters: dict[str, dict[str, Any]] = field(default_factory=dict)
+    parameters: dict[str, Mapping[str, Any]] = field(default_factory=ExperimentParameters)
     experiments: dict[str, pd.DataFrame] = field(default_factory=dict)
     memo: dict[str, Any] = field(default_factory=dict)  # results shared between checks of one run
     audit_samples: int | None = None    # runs per side of the privacy audits (None: the profile's default)
     audit_confidence: float = 0.95      # simultaneous confidence of an audit's lower bounds
+
+    def __post_init__(self) -> None:
+        self.parameters = ExperimentParameters(self.parameters)
 
     def run_tasks(self, tasks: Sequence[Task]) -> list[pd.DataFrame]:
         return self.executor(tasks, self.root_seed)

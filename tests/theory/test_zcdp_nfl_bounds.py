@@ -209,10 +209,12 @@ def execute(run, context):
 
 
 def test_missing_parameters_give_not_run():
+    """The harness, not the check, turns unsupplied experiment parameters into not-run."""
     for check in (bounds.check_subgradient_14, bounds.check_representation_16, bounds.check_representation_17,
                   bounds.check_lemma_2, bounds.check_theorem_2):
-        verdict, evidence = check(CheckContext())
-        assert verdict == Verdict.NOT_RUN and "not supplied" in evidence.summary
+        verdict, evidence = execute(check, CheckContext())
+        assert verdict == Verdict.NOT_RUN and "parameters of experiment 'figure-" in evidence.summary
+        assert "not supplied" in evidence.summary
 
 
 def test_check_subgradient_14_refutes_the_printed_formula(context):

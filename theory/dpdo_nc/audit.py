@@ -73,8 +73,6 @@ def _probe(context: CheckContext):
 def probe_lemma_1(context: CheckContext) -> Measurement | tuple[Verdict, Evidence]:
     """Lemma 1 / Definition 5 (L204, L212): sup ||X_t - X_t'||_1 <= 2 sqrt(d) alpha_t theta/omega, probed
     on the implementation at every round t = 1..T under common observations."""
-    if FIGURE not in context.parameters:
-        return Verdict.NOT_RUN, Evidence("experiment parameters not supplied")
     result, ratios, shifted, epsilon = context.memoized("dpdo-nc/probe", lambda: _probe(context))
     t_worst = int(result.witness_index[1]) + 1
     summary = (f"max_t ||X_t - X_t'||_1 / (8) = {result.max_distance:.4f} at t = {t_worst} ({PROBE_HISTORIES} histories, "
@@ -89,8 +87,6 @@ def check_proof_step_11(context: CheckContext) -> Measurement | tuple[Verdict, E
     """(11), L234: ||x_{t+1}^i - z_t^i|| <= alpha_t theta/omega, obtained by setting x = z_t^i in the
     optimality condition (9), valid only for x in Omega; along the experiment's runs z_t^i (a mix of
     Laplace-perturbed broadcasts) leaves Omega."""
-    if FIGURE not in context.parameters:
-        return Verdict.NOT_RUN, Evidence("experiment parameters not supplied")
     values = context.parameters[FIGURE]
     instance, worst = instance_of(values), {}
     for epsilon in values["epsilons"]:
@@ -132,8 +128,6 @@ def audit_rounds(context: CheckContext) -> Measurement | tuple[Verdict, Evidence
     over the audits (simultaneous confidence context.audit_confidence). The measurement carries the
     audit with the largest eps_lb / claimed eps (rule audit_lower_bound): some audit's bound exceeds
     its claimed eps exactly when that one's does."""
-    if FIGURE not in context.parameters:
-        return Verdict.NOT_RUN, Evidence("experiment parameters not supplied")
     values = context.parameters[FIGURE]
     rounds = [t for t in AUDIT_ROUNDS if t <= values["horizon"]]
     epsilons = [float(e) for e in values["epsilons"]]
@@ -168,8 +162,6 @@ def check_horizon_accounting(context: CheckContext) -> Measurement | tuple[Verdi
     """Theorem 1, second part (L281): eps_hat = sum_t Delta(t)/sigma_t over the horizon. From the
     accounting only (no whole-transcript audit): the ledger's basic composition with bound (8)
     (the paper's eps_hat = T eps) against basic composition with the realized Delta(t) of the probe."""
-    if FIGURE not in context.parameters:
-        return Verdict.NOT_RUN, Evidence("experiment parameters not supplied")
     values = context.parameters[FIGURE]
     result, ratios, _, epsilon = context.memoized("dpdo-nc/probe", lambda: _probe(context))
     _, run = _history(context, values, epsilon, 1, "ledger")

@@ -34,14 +34,6 @@ CONSENSUS_RUNS = 100           # default: Monte-Carlo runs of the Lemma 3 / Lemm
 ETA = 6.0                      # spec P12: Euclidean diameter of Omega = {||x||_1 <= 3}
 
 
-def _values(context: CheckContext):
-    return context.parameters.get(FIGURE)
-
-
-def _missing() -> tuple[Verdict, Evidence]:
-    return Verdict.NOT_RUN, Evidence("experiment parameters not supplied")
-
-
 def lemma_2_constants(values) -> tuple[float, float]:
     """C and lambda of (15), L298, with a = lower_weight, B = window, N nodes (reading of P20)."""
     a, n, b = values["lower_weight"], values["num_agents"], values["window"]
@@ -54,8 +46,7 @@ def lemma_2_constants(values) -> tuple[float, float]:
 def check_assumption_1(context: CheckContext) -> Measurement | tuple[Verdict, Evidence]:
     """Assumption 1 (L63) on the schedule of L487: every A(t) doubly stochastic and every window of B
     rounds strongly connected; the smallest such B; the weight condition a < a_ij(t) < 1 (L51)."""
-    if (values := _values(context)) is None:
-        return _missing()
+    values = context.parameters[FIGURE]
     smallest = None
     for window in range(1, 7):
         try:
@@ -80,8 +71,7 @@ def check_assumption_1(context: CheckContext) -> Measurement | tuple[Verdict, Ev
 
 def check_assumption_2(context: CheckContext) -> Measurement | tuple[Verdict, Evidence]:
     """Assumption 2 (L69): Omega = {||x||_1 <= 3} is bounded, closed, convex; its diameter eta."""
-    if (values := _values(context)) is None:
-        return _missing()
+    values = context.parameters[FIGURE]
     r = values["radius"]
     vertices = r * np.array([[1, 0], [0, 1], [-1, 0], [0, -1]])
     diameter = max(np.linalg.norm(p - q) for p in vertices for q in vertices)
@@ -93,8 +83,7 @@ def check_assumption_3(context: CheckContext) -> Measurement | tuple[Verdict, Ev
     """Assumption 3 (L71): each f_t^i differentiable and beta-smooth on R^d. For f = ½(||x - s|| - d)^2
     with d > 0 the gradient (1 - d/r)(x - s) tends to -d u as x -> s along u: it jumps by 2d across s,
     and s = (0.8, 0.95) lies in Omega, so no finite beta exists (and f is not differentiable at s)."""
-    if (values := _values(context)) is None:
-        return _missing()
+    values = context.parameters[FIGURE]
     instance = instance_of(values)
     last = values["horizon"]
     s, d = instance.sensors[0], float(instance.distances[last - 1, 0])  # the round with the largest distance
@@ -113,8 +102,7 @@ def check_assumption_3(context: CheckContext) -> Measurement | tuple[Verdict, Ev
 
 def check_theta(context: CheckContext) -> Measurement | tuple[Verdict, Evidence]:
     """The default theta (spec P1) bounds ||grad f_t^i(x)|| on Omega (L75), on a grid of Omega x all t, i."""
-    if (values := _values(context)) is None:
-        return _missing()
+    values = context.parameters[FIGURE]
     instance, r = instance_of(values), values["radius"]
     grid = np.stack(np.meshgrid(np.linspace(-r, r, 121), np.linspace(-r, r, 121)), -1).reshape(-1, 2)
     grid = grid[np.abs(grid).sum(-1) <= r + 1e-12]
@@ -129,8 +117,7 @@ def check_lemma_2(context: CheckContext) -> Measurement | tuple[Verdict, Evidenc
     """Lemma 2 (15), L296: |[Phi(t,s)]_ij - 1/N| <= C lambda^(t-s) on the schedule, t - s <= 300, every
     start s in one period; C, lambda for the default a, B (both exponent readings reported). The
     source (Nedic & Ozdaglar 2009, Property 1) also assumes positive self-weights, which A_2 lacks."""
-    if (values := _values(context)) is None:
-        return _missing()
+    values = context.parameters[FIGURE]
     c, lam = lemma_2_constants(values)
     other = lemma_2_constants({**values, "lambda_exponent": "B/(N-1)"})[1]
     schedule, n, worst, decay = paper_schedule(values["window"]), values["num_agents"], 0.0, []
@@ -157,8 +144,7 @@ def _kept_run(context: CheckContext, values, epsilon: float):
 def check_lemma_3(context: CheckContext) -> Measurement | tuple[Verdict, Evidence]:
     """Lemma 3 (16), L310: Monte-Carlo E||x_t^i - x_t^j|| (max over i, j) against the right side with
     Lemma 2's C, lambda, at the smallest eps of Fig. 1 (largest noise)."""
-    if (values := _values(context)) is None:
-        return _missing()
+    values = context.parameters[FIGURE]
     epsilon = float(min(values["epsilons"]))
     _, params, run = _kept_run(context, values, epsilon)
     c, lam = lemma_2_constants(values)
@@ -180,8 +166,7 @@ def check_lemma_3(context: CheckContext) -> Measurement | tuple[Verdict, Evidenc
 def check_lemma_4(context: CheckContext) -> Measurement | tuple[Verdict, Evidence]:
     """Lemma 4 (22), L351: sum_t sum_i E[D(x, z_t^i) - D(x, x_{t+1}^i)]/alpha_t <= N M eta^2/(2 alpha_T) +
     sum_t sum_i M/(2 alpha_t) E||xi||^2 (E||xi||^2 = 2 d sigma_t^2), at x in {0, s, a vertex of Omega}."""
-    if (values := _values(context)) is None:
-        return _missing()
+    values = context.parameters[FIGURE]
     epsilon = float(min(values["epsilons"]))
     instance, params, run = _kept_run(context, values, epsilon)
     mirror, n, d = params.mirror, values["num_agents"], values["dim"]
@@ -198,8 +183,7 @@ def check_theorem_2_bound(context: CheckContext) -> Measurement | tuple[Verdict,
     """Theorem 2 (28), L425, evaluated on the experiment with beta = 0 (U_2 increases with beta, so
     this is the smallest value of the bound over every beta; the instance has no finite beta) and the
     printed constants, against the measured plug-in max_i E[R_T^i] of Fig. 1 at T."""
-    if (values := _values(context)) is None:
-        return _missing()
+    values = context.parameters[FIGURE]
     c, lam = lemma_2_constants(values)
     mirror = mirror_of(values["mirrors"][0])
     rows = {}

@@ -204,8 +204,6 @@ def audit_release(loss: str, clip: bool):
     """Theorem I (L125-L132): the release at one iteration is varphi^(n)-zCDP given the history."""
 
     def check(context: CheckContext) -> Measurement | tuple[Verdict, Evidence]:
-        if "figure-2" not in context.parameters:
-            return Verdict.NOT_RUN, Evidence("experiment parameters not supplied")
         setup = audit_setup(context, loss, clip)
         history, variances = _history(setup, context)
         claim = PrivacyClaim(rho=float(setup.phi1 * setup.params.noise.tau ** -(RELEASE - 1)))
@@ -219,8 +217,6 @@ def audit_transcript(loss: str, clip: bool, reading: str = "broadcast"):
     (eps, delta)-DP with the Corollary's eps, and rho_total-zCDP (Theorem I composed, App. C)."""
 
     def check(context: CheckContext) -> Measurement | tuple[Verdict, Evidence]:
-        if "figure-2" not in context.parameters:
-            return Verdict.NOT_RUN, Evidence("experiment parameters not supplied")
         setup = audit_setup(context, loss, clip, reading)
         tau = setup.params.noise.tau
         claim = PrivacyClaim(epsilon=float(corollary_epsilon(setup.phi1, tau, AUDIT_HORIZON, setup.delta)),
@@ -249,8 +245,6 @@ def probe_sensitivity(loss: str, clip: bool, reading: str = "broadcast"):
     composition does not charge to one release), at every iteration of a run."""
 
     def check(context: CheckContext) -> Measurement | tuple[Verdict, Evidence]:
-        if "figure-2" not in context.parameters:
-            return Verdict.NOT_RUN, Evidence("experiment parameters not supplied")
         setup = audit_setup(context, loss, clip, reading)
         result = sensitivity_probe(_normalized_updates(setup, context), setup.neighbours, 1.0)
         worst = result.witness_index[-1] + 1
@@ -282,8 +276,6 @@ def probe_random_neighbours(loss: str, clip: bool):
     largest ||w_D - w_D'|| / Delta(n) over random replacement records and every iteration of a run."""
 
     def check(context: CheckContext) -> Measurement | tuple[Verdict, Evidence]:
-        if "figure-2" not in context.parameters:
-            return Verdict.NOT_RUN, Evidence("experiment parameters not supplied")
         setup = audit_setup(context, loss, clip)
         count = RANDOM_NEIGHBOURS["quick" if context.is_quick else "paper"]
         rng = np.random.default_rng(task_seed_sequence(context.root_seed, f"zcdp-nfl/audit/random/{loss}/{clip}"))

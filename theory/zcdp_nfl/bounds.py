@@ -43,7 +43,6 @@ from dpverify.theory.zcdp_nfl.numerics import (
     FIGURES,
     REFERENCE_EPSILON,
     RELATIVE_TOLERANCE,
-    _missing,
     instance_of,
 )
 
@@ -267,8 +266,6 @@ def check_subgradient_14(context: CheckContext) -> Measurement | tuple[Verdict, 
     (relative 1e-9) at every (n, replica), with the residual ||printed - gradient|| / ||gradient||. If
     the D^2 formula itself does not match the finite differences, the harness, not the paper, is in
     question: then no measurement is returned (inconclusive)."""
-    if (missing := _missing(context)) is not None:
-        return missing
     values: dict[str, dict[str, Any]] = {}
     rng = np.random.default_rng(task_seed_sequence(context.root_seed, "zcdp-nfl/bounds/subgradient-14/directions"))
     for figure, problem in FIGURES.items():
@@ -321,8 +318,6 @@ def check_representation_16(context: CheckContext) -> Measurement | tuple[Verdic
     line 2, alpha^(n+1) - alpha^(n) - rho L_- tW^(n+1) = 0. Residuals are relative to the largest
     term. Measured (rule exact) on the paper's printed version (D): whether both lines hold to
     round-off (1e-9) at every (n, replica); the D^2 residuals are reported alongside."""
-    if (missing := _missing(context)) is not None:
-        return missing
     values: dict[str, dict[str, Any]] = {}
     for figure, problem in FIGURES.items():
         run = bounds_run(context, figure)
@@ -361,8 +356,6 @@ def check_representation_17(context: CheckContext) -> Measurement | tuple[Verdic
     so the printed (17) with D^2 is off by exactly -L_+ xi^(n+1) (zero only without noise).
     Measured (rule exact) on the printed version: whether its relative residual is below 1e-9 at
     every (n, replica); all variants are reported."""
-    if (missing := _missing(context)) is not None:
-        return missing
     values: dict[str, dict[str, Any]] = {}
     for figure, problem in FIGURES.items():
         run = bounds_run(context, figure)
@@ -490,8 +483,6 @@ def check_lemma_2(context: CheckContext) -> Measurement | tuple[Verdict, Evidenc
     exists, with the witness (budget, problem, n, replica, both sides) if any. Reported alongside: per budget, the
     fraction held and the worst margin; the r-dependence of the margin (nil: <tW^(n), 2Qr> cancels
     against the r-part of the G-terms); violations when Dt uses D^2 (the corrected subgradient)."""
-    if (missing := _missing(context)) is not None:
-        return missing
     rng = np.random.default_rng(task_seed_sequence(context.root_seed, "zcdp-nfl/bounds/lemma-2/r"))
     values: dict[str, Any] = {}
     witness, tightest, evaluations, violations = None, None, 0, 0
@@ -595,8 +586,6 @@ def check_theorem_2(context: CheckContext) -> Measurement | tuple[Verdict, Evide
     below 0 iff the LHS interval lies below the RHS interval (confirmed at all) and at or above 0 iff the
     LHS lower end reaches the RHS upper end (refuted at one). Also reported: RHS/LHS, and the fraction of replicas with
     f(hW^(T)) < f(W*) (L216 states E[f(hW^(T)) - f(W*)] > 0)."""
-    if (missing := _missing(context)) is not None:
-        return missing
     values: dict[str, Any] = {}
     outcomes: list[tuple[str, str]] = []
     intervals: dict[str, tuple[float, float]] = {}

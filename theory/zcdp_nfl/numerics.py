@@ -73,13 +73,6 @@ def instance_of(context: CheckContext, figure: str) -> tuple[Instance, Settings]
     return context.memoized(f"instance/{figure}", build), settings_of(values)
 
 
-def _missing(context: CheckContext) -> tuple[Verdict, Evidence] | None:
-    absent = [f for f in FIGURES if f not in context.parameters]
-    if absent:
-        return Verdict.NOT_RUN, Evidence(f"experiment parameters not supplied for {', '.join(absent)}")
-    return None
-
-
 def _reference_run(context: CheckContext, figure: str, replicas: int = 4):
     instance, settings = instance_of(context, figure)
     rng = np.random.default_rng(task_seed_sequence(context.root_seed, f"zcdp-nfl/{figure}/reference-run"))
@@ -90,8 +83,6 @@ def _reference_run(context: CheckContext, figure: str, replicas: int = 4):
 def check_update_solves_subproblem(context: CheckContext) -> Measurement | tuple[Verdict, Evidence]:
     """The implemented update (8)-(9)'s primal step solves subproblem (7): the gradient of the
     objective of (7) vanishes at the output, on each experiment's instance at a random state."""
-    if (missing := _missing(context)) is not None:
-        return missing
     residuals = {}
     for figure in FIGURES:
         instance, settings = instance_of(context, figure)
@@ -116,8 +107,6 @@ def check_ledger_matches_corollary(context: CheckContext) -> Measurement | tuple
     """Theorem I + Corollary in the implementation: every release has sigma^2 = Delta^2/(2 phi^(n))
     (eq. (12)); the ledger's total over the T releases equals the Corollary's closed form; its
     Bun-Steinke conversion gives back the target eps."""
-    if (missing := _missing(context)) is not None:
-        return missing
     instance, settings, trajectory = _reference_run(context, "figure-2", replicas=1)
     rho_target, phi1 = zcdp_budget(REFERENCE_EPSILON, settings)
     schedule = ZcdpSchedule(phi1, settings.tau)
@@ -146,8 +135,6 @@ def _max_sample_subgradient_norms(instance: Instance, broadcasts: np.ndarray) ->
 def check_assumption_1(context: CheckContext) -> Measurement | tuple[Verdict, Evidence]:
     """Assumption 1 (L114), ||l'(.)|| <= c_1, on each experiment's instance along an actual run at
     the declared c_1 (per-sample subgradients, the quantity bounded in eq. (27))."""
-    if (missing := _missing(context)) is not None:
-        return missing
     values, violated = {}, []
     for figure, problem in FIGURES.items():
         instance, settings, trajectory = _reference_run(context, figure)
@@ -165,8 +152,6 @@ def check_lemma_1_realized(context: CheckContext) -> Measurement | tuple[Verdict
     """Lemma I (11) realized: neighbouring LAD datasets with a canary (x_c, +Y) vs (x_c, -Y),
     ||x_c|| = c_1, under a shared noisy history: ||w_D^(n) - w_D'^(n)|| <= Delta_{k,2}(n) at every n,
     attained (ratio 1) since the canary's subgradients are -x_c and +x_c."""
-    if (missing := _missing(context)) is not None:
-        return missing
     instance, settings = instance_of(context, "figure-2")
     agent, last = 0, instance.data.num_samples - 1
     direction = np.ones(instance.data.dim) / np.sqrt(instance.data.dim) * settings.c1
@@ -197,8 +182,6 @@ def check_lemma_1_realized(context: CheckContext) -> Measurement | tuple[Verdict
 def check_assumption_2(context: CheckContext) -> Measurement | tuple[Verdict, Evidence]:
     """Assumption 2 (L146), f convex, on each instance: midpoint convexity at random pairs
     (a necessary condition; the losses and regularizers are convex by construction)."""
-    if (missing := _missing(context)) is not None:
-        return missing
     rng = np.random.default_rng(11)
     gaps = {}
     for figure, problem in FIGURES.items():
@@ -215,8 +198,6 @@ def check_assumption_2(context: CheckContext) -> Measurement | tuple[Verdict, Ev
 def check_noise_eps_delta_vs_zcdp(context: CheckContext) -> Measurement | tuple[Verdict, Evidence]:
     """At equal total (eps, delta), T and tau, the (eps,delta)DP-NFL calibration (harness default,
     spec Sec. 2.10 A3) adds more noise than zCDP-NFL at every iteration (spec 7.1.13)."""
-    if (missing := _missing(context)) is not None:
-        return missing
     values = context.parameters["figure-1"]
     settings = settings_of(values)
     ratios = {}
@@ -304,8 +285,6 @@ def check_theorem_3(context: CheckContext) -> tuple[Verdict, Evidence]:
     (spec 7.3.1): one-sided 95% upper bound of the mean normalized error at the horizon below 1e-3
     AND a decreasing Mann-Kendall trend over the grid. A significant plateau above the threshold
     (no decreasing trend) refutes; a decreasing error still above it is inconclusive."""
-    if (missing := _missing(context)) is not None:
-        return missing
     values, verdicts = {}, []
     all_runs = _long_runs(context, [(figure, power) for figure in FIGURES for power in THEOREM_3_POWERS])
     for figure, problem in FIGURES.items():
@@ -342,8 +321,6 @@ def check_theorem_4(context: CheckContext) -> Measurement | tuple[Verdict, Evide
     over runs (spec 7.3.2), per problem, as `intervals` for the rule interval_below(RATE_THRESHOLD):
     confirmed if every CI lies below -0.9, refuted if one lies at or above it. A diverging run (|G|+C
     overflows or grows by DIVERGENCE_FACTOR) has no rate: its interval is (inf, inf), so it refutes."""
-    if (missing := _missing(context)) is not None:
-        return missing
     values, intervals = {}, {}
     all_runs = _long_runs(context, [(figure, THEOREM_4_POWER) for figure in FIGURES])
     for figure, problem in FIGURES.items():
@@ -371,8 +348,6 @@ def check_theorem_4(context: CheckContext) -> Measurement | tuple[Verdict, Evide
 def check_ground_truth_certified(context: CheckContext) -> Measurement | tuple[Verdict, Evidence]:
     """The reference w_c of the normalized error (L304, 'obtained by the CVX toolbox'): solved with
     CVXPY on each experiment's instance and accepted only with its optimality certificate."""
-    if (missing := _missing(context)) is not None:
-        return missing
     values = {}
     for figure, problem in FIGURES.items():
         certificate = instance_of(context, figure)[0].truth.certificate
@@ -389,8 +364,6 @@ def check_experiment_hypotheses(context: CheckContext) -> Measurement | tuple[Ve
     Theorems I-IV? Assumption 1 (per-sample subgradients <= c1, measured), Assumption 2 (convexity,
     measured), Assumption 3 (eta^(n) -> 0) and Assumption 4 (sum_n max_k 1/(2 eta_k^(n+1)) < inf)
     for eta^(n) = eta0 n^-p: A3 iff p > 0, A4 iff the p-series sum n^p converges, i.e. p < -1."""
-    if (missing := _missing(context)) is not None:
-        return missing
     bounded = check_assumption_1(context).values
     assumption_2 = check_assumption_2(context).values["holds"]
     values, failing = {}, []
