@@ -137,18 +137,6 @@ def equivalence(margin: float, *, level: float = SIGNIFICANCE) -> Rule:
                 f"{level:g}); refuted if any lies entirely outside it", decide)
 
 
-def audit_lower_bound(claimed_epsilon_key: str = "claimed_epsilon") -> Rule:
-    """An empirical privacy audit: reads `epsilon_lower_bound` (a valid lower bound at the audit's
-    confidence) and the claimed epsilon. Refuted if the bound exceeds the claim; otherwise
-    inconclusive ('not refuted at N samples'): an audit alone never confirms privacy."""
-    def decide(measurement):
-        bound, claimed = _require(measurement, "epsilon_lower_bound", claimed_epsilon_key)
-        return Verdict.REFUTED if bound > claimed else Verdict.INCONCLUSIVE
-    return Rule("audit-lower-bound", {"claimed": claimed_epsilon_key},
-                "refuted if the audit's lower bound on epsilon exceeds the claimed epsilon; otherwise not refuted "
-                "(an audit cannot confirm privacy)", decide)
-
-
 def audit_lower_bounds(*, relative_tolerance: float = 0.0) -> Rule:
     """Empirical lower bounds on several privacy quantities at once (an audit's eps and rho, a probe's
     witnessed sensitivity): reads `lower_bounds`, a mapping label -> (lower bound, claimed value).

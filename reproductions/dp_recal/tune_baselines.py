@@ -25,15 +25,15 @@ from dpverify.theory.dp_recal.composite_ground_truth import solve_composite
 TARGET = 1e-8
 PLF = 400
 GRID = (0.05, 0.1, 0.2, 0.3, 0.5, 0.7, 1.0, 1.5, 2.0, 3.0)
-# (module, how a grid value g maps to the stepsize argument given L_max, lasso)
+# (how a grid value g maps to the stepsize argument given L_max, lasso); the modules are comparison.MODULES
 CANDIDATES = {
-    "dp-extra-27": (MODULES["dp-extra-27"], lambda g, L: g / L, 0.02),
-    "dp-nids-28": (MODULES["dp-nids-28"], lambda g, L: g / L, 0.02),
-    "dp-admm-12": (MODULES["dp-admm-12"], lambda g, L: 1 / (g * L), 0.02),
-    "dp-admm-13": (MODULES["dp-admm-13"], lambda g, L: g / L, 0.02),
-    "dp-mradmm-17": (MODULES["dp-mradmm-17"], lambda g, L: 1 / (g * L), 0.0),
-    "dp-rwadmm-30": (MODULES["dp-rwadmm-30"], lambda g, L: 1 / (g * L), 0.02),
-    "dp-ic-admm-25": (MODULES["dp-ic-admm-25"], lambda g, L: 1 / (g * L), 0.02),
+    "dp-extra-27": (lambda g, L: g / L, 0.02),
+    "dp-nids-28": (lambda g, L: g / L, 0.02),
+    "dp-admm-12": (lambda g, L: 1 / (g * L), 0.02),
+    "dp-admm-13": (lambda g, L: g / L, 0.02),
+    "dp-mradmm-17": (lambda g, L: 1 / (g * L), 0.0),
+    "dp-rwadmm-30": (lambda g, L: 1 / (g * L), 0.02),
+    "dp-ic-admm-25": (lambda g, L: 1 / (g * L), 0.02),
 }
 
 
@@ -54,7 +54,8 @@ def plf_to_target(module, problem, data, network, stepsize, truth, plf=PLF, kwar
 
 
 def tune(data, network):
-    for key, (module, to_step, lasso) in CANDIDATES.items():
+    for key, (to_step, lasso) in CANDIDATES.items():
+        module = MODULES[key]
         for loss in ("linear", "logistic"):
             problem = CompositeProblem(loss, lasso=lasso)
             truth = solve_composite(problem, data).x
@@ -70,7 +71,8 @@ def check_ijcnn1():
     from dpverify.reproductions.datasets import load_dataset, split_over_agents
     data = split_over_agents(load_dataset("ijcnn1"), 8, rng=0, shuffle=True)
     network = Network.from_networkx(nx.cycle_graph(8))
-    for key, (module, _, lasso) in CANDIDATES.items():
+    for key, (_, lasso) in CANDIDATES.items():
+        module = MODULES[key]
         for loss in ("linear", "logistic"):
             problem = CompositeProblem(loss, lasso=lasso)
             truth = solve_composite(problem, data).x

@@ -104,9 +104,9 @@ def test_equivalence_error_rates(difference, wrong):
 
 
 def test_audit_lower_bound_never_confirms():
-    rule = rules.audit_lower_bound()
-    assert decide(rule, epsilon_lower_bound=1.3, claimed_epsilon=1.0) == Verdict.REFUTED
-    assert decide(rule, epsilon_lower_bound=0.9, claimed_epsilon=1.0) == Verdict.INCONCLUSIVE
+    rule = rules.audit_lower_bounds()
+    assert decide(rule, lower_bounds={"eps": (1.3, 1.0)}) == Verdict.REFUTED
+    assert decide(rule, lower_bounds={"eps": (0.9, 1.0)}) == Verdict.INCONCLUSIVE
 
 
 def test_rule_is_printed_as_data():

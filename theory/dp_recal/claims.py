@@ -19,7 +19,7 @@ from dpverify.theory.dp_recal import (
     v0,
 )
 from dpverify.theory.rules import (
-    audit_lower_bound,
+    audit_lower_bounds,
     counterexample,
     exact,
     fits_identity,
@@ -34,7 +34,7 @@ S, N, ST, G, A = Method.SYMBOLIC, Method.NUMERICAL, Method.STATISTICAL, Method.G
 EXACT = exact()
 AT_MOST = within_tolerance(0.0, relative=False)    # a measured value must not pass the criterion (`excess` <= 0)
 DOMINANCE = paired_dominance()                     # an ordering, one-sided paired tests, Holm
-AUDIT = audit_lower_bound()
+AUDIT = audit_lower_bounds()
 WALK_LAW = fits_identity(level=activation.WALK_LEVEL)   # the walk's exact laws vs simulated walks, at the room's 1%
 RESIDUAL = within_tolerance(convergence.RELATIVE_TOLERANCE)                  # an identity up to float64 slack
 ABSOLUTE_RESIDUAL = within_tolerance(convergence.RELATIVE_TOLERANCE, relative=False)

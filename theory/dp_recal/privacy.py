@@ -1,7 +1,7 @@
 """Privacy claims of DP-RECAL (seeds/001 Sec. II, V; v0 seeds/000 Sec. V): symbolic checks,
 accounting, sensitivity probes and audits of what the Sec. II-B adversary reads on the channel.
 Each check measures; the rule declared in claims.py decides (exact for the exact computations and the
-deterministic probe, audit_lower_bound for the audits); check_lemma_5_symbolic still decides by hand.
+deterministic probe, counterexample for the Lemma 5 re-derivation, audit_lower_bounds for the audits).
 
 Line numbers: v1 = seeds/001_221ba79ca483a42d.txt, v0 = seeds/000_5b038e032f1eca1c.txt.
 """
@@ -278,7 +278,7 @@ def _claim(setup: AuditSetup) -> PrivacyClaim:
 
 
 def _run_audit(context: CheckContext, setup: AuditSetup, sampler, key: str, score=None) -> Measurement:
-    """The audit's measurement for the rule audit_lower_bound (`epsilon_lower_bound` vs `claimed_epsilon`)."""
+    """The audit's measurement for the rule audit_lower_bounds (its eps lower bound against the claimed eps)."""
     samples = context.audit_samples or AUDIT_SAMPLES.get(context.profile, AUDIT_SAMPLES["quick"])
     result = audit(sampler, (setup.data, setup.neighbour), _claim(setup), samples=samples,
                    confidence=context.audit_confidence, rng=_rng(context, f"audit/{key}"), score=score, chunk_size=20_000)
@@ -287,7 +287,8 @@ def _run_audit(context: CheckContext, setup: AuditSetup, sampler, key: str, scor
             f"each, dim 2, linear loss, lasso {setup.problem.lasso:g}, ridge {setup.problem.ridge:g}, c = {AUDIT_CLIP:g} "
             f"(per-sample clipping), alpha = 1/(L+1), R = {AUDIT_DECAY}, sigma_1 = {setup.sigma1:.4g} calibrated for "
             f"(eps, delta) = ({AUDIT_EPSILON:g}, {AUDIT_DELTA:g}) over PLF {AUDIT_PLF} by Theorem 4.")
-    return Measurement(evidence.summary + note, {**evidence.values, "claimed_epsilon": result.claim.epsilon},
+    return Measurement(evidence.summary + note, {**evidence.values, "claimed_epsilon": result.claim.epsilon,
+                        "lower_bounds": {"eps": (evidence.values["epsilon_lower_bound"], result.claim.epsilon)}},
                        figure=evidence.figure)
 
 

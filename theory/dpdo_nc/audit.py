@@ -126,7 +126,7 @@ def audit_rounds(context: CheckContext) -> Measurement | tuple[Verdict, Evidence
     """Theorem 1 (L253): eps-DP at each time t, audited on each round's broadcasts Q_t (all nodes)
     given a fixed observed history, for every eps of Fig. 1 and the rounds AUDIT_ROUNDS; Bonferroni
     over the audits (simultaneous confidence context.audit_confidence). The measurement carries the
-    audit with the largest eps_lb / claimed eps (rule audit_lower_bound): some audit's bound exceeds
+    audit with the largest eps_lb / claimed eps (rule audit_lower_bounds): some audit's bound exceeds
     its claimed eps exactly when that one's does."""
     values = context.parameters[FIGURE]
     rounds = [t for t in AUDIT_ROUNDS if t <= values["horizon"]]
@@ -155,7 +155,8 @@ def audit_rounds(context: CheckContext) -> Measurement | tuple[Verdict, Evidence
                + (": REFUTED (a round's eps lower bound exceeds its claimed eps)" if refuted
                   else f": not refuted at {samples} samples"))
     return Measurement(summary, {"epsilon_lower_bound": found[worst]["eps_lb"], "claimed_epsilon": found[worst]["claimed_epsilon"],
-                                 "audits": found, "worst": worst})
+                                 "audits": found, "worst": worst,
+                                 "lower_bounds": {k: (v["eps_lb"], v["claimed_epsilon"]) for k, v in found.items()}})
 
 
 def check_horizon_accounting(context: CheckContext) -> Measurement | tuple[Verdict, Evidence]:

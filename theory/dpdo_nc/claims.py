@@ -11,7 +11,6 @@ from dpverify.theory.claims import Check, Claim, Method, Paper
 from dpverify.theory.dpdo_nc import audit as audits
 from dpverify.theory.dpdo_nc import figures, numerics, symbolic
 from dpverify.theory.rules import (
-    audit_lower_bound,
     audit_lower_bounds,
     exact,
     interval_below,
@@ -89,7 +88,7 @@ CLAIMS = (
     claim("theorem-1", "theorem", "L253-L283, L9, L35", "eps-DP at each time",
           "With sigma_t = Delta(t)/eps, Algorithm 1 is eps-differentially private at each time t (the adversary observes "
           "every broadcast).", Check("audit of each round's broadcasts, worst-case neighbours", A, audits.audit_rounds,
-                                       rule=audit_lower_bound())),
+                                       rule=audit_lower_bounds())),
     claim("theorem-1-horizon", "theorem", "L278-L283", "eps_hat-DP over the horizon",
           "Over T rounds Algorithm 1 is eps_hat-DP with eps_hat = sum_t Delta(t)/sigma_t.",
           Check("ledger vs composition with realized sensitivities (accounting only)", N, audits.check_horizon_accounting,

@@ -7,13 +7,13 @@ seeds/003_c4bbc6c9028647d0.txt.
 from __future__ import annotations
 
 from dpverify.theory.claims import Check, Claim, Method, Paper
-from dpverify.theory.rules import audit_lower_bound, exact, interval_above, paired_dominance, reported
+from dpverify.theory.rules import audit_lower_bounds, exact, interval_above, paired_dominance, reported
 from dpverify.theory.wang_basar import figures, numerics, privacy, symbolic
 
 S, N, ST, A = Method.SYMBOLIC, Method.NUMERICAL, Method.STATISTICAL, Method.AUDIT
 EXACT = exact()
 ESCAPES = interval_above(1 - numerics.ESCAPE_MU)   # every CP interval of a fraction of runs above 1 - mu (Theorem 3)
-AUDIT = audit_lower_bound()
+AUDIT = audit_lower_bounds()
 REPORTED = reported()                            # a variant the paper does not claim: measured, never decided
 CITED = "a result cited from another paper"
 

@@ -132,7 +132,7 @@ def _neighbours(theorem: str):
 
 def audit_message(theorem: str, reading: str = "a"):
     """Audit one iteration's shared message with the noise the theorem prescribes (its printed bound with
-    equality) against the theorem's (eps, delta): the audit's eps lower bound for the rule audit_lower_bound."""
+    equality) against the theorem's (eps, delta): the audit's eps lower bound for the rule audit_lower_bounds."""
 
     def check(context: CheckContext):
         sigma_var = printed_sigma_var(theorem, AUDIT_STEP, reading=reading)
@@ -154,7 +154,8 @@ def audit_message(theorem: str, reading: str = "a"):
         return Measurement(
             f"reading ({reading}), lambda = {AUDIT_STEP}, sigma_var = {sigma_var:.4g} (printed bound), x = printed saddle: "
             f"{result.summary()}; exact per-message eps at delta {AUDIT_DELTA:g}: {exact:.3g} (mu = {mu:.3g}, Balle-Wang/GDP)",
-            {**evidence.values, "claimed_epsilon": AUDIT_EPSILON, "sigma_var": sigma_var, "exact_epsilon": exact, "mu": mu})
+            {**evidence.values, "claimed_epsilon": AUDIT_EPSILON, "sigma_var": sigma_var, "exact_epsilon": exact, "mu": mu,
+             "lower_bounds": {"eps": (evidence.values["epsilon_lower_bound"], AUDIT_EPSILON)}})
 
     return check
 
