@@ -18,6 +18,7 @@ import typer
 from tqdm.auto import tqdm
 
 from dpverify.algorithms.core.errors import DpverifyError
+from dpverify.reproductions.datasets import availability
 from dpverify.reproductions.threads import limit_blas_threads
 from dpverify.theory.claims import CheckCrashed, ClaimResult, Paper, Verdict, evaluate
 from dpverify.theory.execution import DEFAULT_ROOT_SEED, CheckContext
@@ -117,7 +118,8 @@ def check(paper: PaperArg = None,
     results = []
     for entry in _papers(paper):
         parameters = _parameters(entry, profile)
-        context = CheckContext(profile=str(profile), root_seed=seed, executor=runner, parameters=parameters)
+        context = CheckContext(profile=str(profile), root_seed=seed, executor=runner, parameters=parameters,
+                               datasets=availability())
         results += _check_claims(entry, claim, context)
     _print_verdicts(results)
     _finish(results, strict)
@@ -159,7 +161,7 @@ def reproduce(paper: PaperArg = None,
             runs.append(run_experiment(experiment, str(profile), runner, seed, out))
         parameters = _parameters(entry, profile)
         context = CheckContext(profile=str(profile), root_seed=seed, executor=runner, parameters=parameters,
-                               experiments={run.experiment.id: run.results for run in runs})
+                               experiments={run.experiment.id: run.results for run in runs}, datasets=availability())
         results = _check_claims(entry, None, context)
         all_results += results
         provenance = {**environment_provenance(), "root_seed": seed, "jobs": jobs, "backend": str(backend),
@@ -190,7 +192,7 @@ def audit(paper: Annotated[str, typer.Argument(help="paper id (see `dpverify lis
         raise DpverifyError(f"paper {paper!r} has no audited claim yet")
     parameters = _parameters(entry, profile)
     context = CheckContext(profile=str(profile), root_seed=seed, parameters=parameters, audit_samples=samples,
-                           audit_confidence=confidence)
+                           audit_confidence=confidence, datasets=availability())
     audited = [c for c in entry.claims if any(check.method == Method.AUDIT for check in c.checks)]
     results = [evaluate(entry.claim(claim), context)] if claim else [evaluate(c, context) for c in tqdm(
         audited, desc="audits", unit="claim", leave=False, disable=None)]

@@ -318,13 +318,17 @@ def min_max_scale(features: np.ndarray) -> np.ndarray:
     return np.clip((features - low) / span, 0.0, 1.0)
 
 
+def _image_files(folder: str) -> list[str]:
+    return [f"{folder}/train-images-idx3-ubyte.gz", f"{folder}/train-labels-idx1-ubyte.gz"]
+
+
 def _class_names(classes: tuple[int, ...]) -> str:
     return f"class {classes[0]}" if len(classes) == 1 else f"classes {classes[0]}-{classes[-1]}"
 
 
 def _binary_images(name, data_dir, folder, negative: tuple[int, ...], positive: tuple[int, ...], description,
                    why: str = "second-listed class = +1") -> Dataset:
-    files = [f"{folder}/train-images-idx3-ubyte.gz", f"{folder}/train-labels-idx1-ubyte.gz"]
+    files = _image_files(folder)
     verify_checksums(data_dir, files)
     images = read_idx_gz(data_dir / files[0])
     classes = read_idx_gz(data_dir / files[1])
@@ -460,6 +464,36 @@ def load_dataset(name: str, data_dir=None) -> Dataset:
     if not directory.is_dir():
         raise DatasetNotAvailableError(f"data directory {directory} does not exist (set {DATA_ENV} or pass data_dir=)")
     return _LOADERS[name](directory)
+
+
+_SHIPPED_FILES = {"ijcnn1": [IJCNN1_FILE], "mnist": _image_files("mnist"), "fashion-mnist": _image_files("fashion-mnist"),
+                  "mnist-v0": _image_files("mnist")}
+
+
+def dataset_files(name: str, data_dir=None) -> list[Path]:
+    """The files load_dataset(name, data_dir) reads (raises DatasetNotAvailableError when there is no directory to
+    look in)."""
+    if name == "cifar10":
+        return [_cifar10_directory(data_dir) / "data_batch_1"]
+    if name == "covtype":
+        return [_user_directory(data_dir, "covtype data not available") / COVTYPE_FILE]
+    if name not in _SHIPPED_FILES:
+        raise UnknownDatasetError(f"unknown dataset {name!r}; known datasets: {', '.join(DATASET_NAMES)}")
+    directory = Path(data_dir) if data_dir is not None else default_data_dir()
+    return [directory / file for file in _SHIPPED_FILES[name]]
+
+
+def availability(data_dir=None) -> dict[str, str]:
+    """Dataset name -> "" when its files are where load_dataset looks, else why not, in one line. Cheap: it
+    looks for the files; loading verifies their checksums. Checks declare the datasets they need against this."""
+    reasons = {}
+    for name in DATASET_NAMES:
+        try:
+            missing = [str(path) for path in dataset_files(name, data_dir) if not path.is_file()]
+            reasons[name] = f"{', '.join(missing)} not found" if missing else ""
+        except DatasetNotAvailableError as error:
+            reasons[name] = str(error)
+    return reasons
 
 
 def split_over_agents(dataset: Dataset, num_agents: int, rng=None, shuffle: bool = False) -> LocalData:

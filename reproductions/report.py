@@ -152,6 +152,15 @@ def figure_table(figure: dict[str, Any]) -> tuple[list[str], list[list[str]], in
     return header, rows, max(0, len(records) - TABLE_ROWS_SHOWN)
 
 
+def _defaults_used(check: dict[str, Any], width: int = 40) -> str:
+    """The harness defaults among the experiment parameters a check read, as `experiment/name` = value."""
+    def shown(value: Any) -> str:
+        text = json.dumps(value)
+        return text if len(text) <= width else text[: width - 3] + "..."
+    return "; ".join(f"`{name}` = {shown(p['value'])}" for name, p in (check.get("parameters") or {}).items()
+                     if p.get("source") == "default")
+
+
 def render_markdown(record: dict[str, Any]) -> str:
     counts = record["counts"]
     out = [f"# {record['title']}", "",
@@ -178,6 +187,8 @@ def render_markdown(record: dict[str, Any]) -> str:
                     f"{check['summary']}"]
             if check.get("rule"):
                 out.append(f"    - rule `{check['rule']['name']}`: {check['rule']['sentence']}")
+            if defaults := _defaults_used(check):
+                out.append(f"    - depends on values we chose (defaults, see the parameter tables): {defaults}")
             for key, value in check["values"].items():
                 out.append(f"    - `{key}` = {json.dumps(value) if not isinstance(value, str) else value}")
             if check["figure"]:
@@ -241,6 +252,8 @@ def _render_paper_html(record: dict[str, Any], out_dir: Path) -> str:
             image = _image(out_dir, check["figure"]) if check["figure"] else ""
             rule = (f"<br><i>rule {e(check['rule']['name'])}:</i> {e(check['rule']['sentence'])}"
                     if check.get("rule") else "")
+            if defaults := _defaults_used(check):
+                rule += f"<br><i>depends on values we chose:</i> {e(defaults)}"
             details.append(f"<details><summary>{_badge(check['verdict'])} <b>{e(check['name'])}</b> "
                            f"({e(check['method'])}): {e(check['summary'])}{rule}</summary>"
                            f"<table>{values}</table>{image}</details>")

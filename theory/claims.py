@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from dpverify.algorithms.core.errors import DpverifyError
-from dpverify.theory.execution import CheckContext, ParametersNotSupplied
+from dpverify.theory.execution import CheckContext, ParametersNotSupplied, record_parameter_reads
 from dpverify.theory.rules import Rule, Verdict
 
 
@@ -42,13 +42,17 @@ class Evidence:
 class Measurement:
     """What a check measured, before any decision: one line computed from the numbers, the numbers
     (the keys its rule reads, with their uncertainty), what the paper states, the parameters used
-    with their provenance (name -> {"value", "source", "note"}), and optionally a figure."""
+    with their provenance (name -> {"value", "source", "note"}; the harness adds every experiment
+    parameter the check read), and optionally a figure. A measurement taken outside the claim's
+    conditions (say, not at the printed sizes) names why in `outside`: it can be neither confirmed nor
+    refuted, so the harness reports it inconclusive with that reason."""
 
     summary: str
     values: Mapping[str, Any] = field(default_factory=dict)
     paper: str = ""
     parameters: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
     figure: Any = None
+    outside: str = ""   # why the measurement lies outside the claim's conditions (then inconclusive, whatever the rule)
 
 
 @dataclass(frozen=True)
@@ -67,43 +71,74 @@ class CheckResult:
 class Check:
     """A named procedure that measures (part of) a claim; its rule decides.
 
-    `run(context)` returns a Measurement, which `rule` turns into the verdict. `needs` names the
-    experiments the check reads from `context.experiments` (an entry that is a tuple needs any one of
-    them): when one was not reproduced in this run, the harness reports not-run with the reason and
-    does not call `run`. A check that reads the parameters of an experiment the run did not supply is
-    not-run too (ParametersNotSupplied). (Checks not yet moved to a rule return `(verdict, evidence)` themselves and
-    declare no rule.)
+    `run(context)` returns a Measurement, which `rule` turns into the verdict. The check declares what it
+    needs, and the harness reports not-run with the reason, without calling `run`, when this run lacks it:
+    - `needs`: experiments read from `context.experiments` (an entry that is a tuple needs any one of them);
+    - `datasets`: real datasets (a tuple entry: any one of them). Only the datasets that the needed
+      experiments' parameters request count, so a profile that runs a subset is judged on that subset.
+    A check that reads the parameters of an experiment the run did not supply is not-run too
+    (ParametersNotSupplied), and so is one whose inputs hold nothing to measure (NothingToMeasure).
     """
 
     name: str
     method: Method
-    run: Callable[[CheckContext], Measurement | tuple[Verdict, Evidence]]
+    run: Callable[[CheckContext], Measurement]
     description: str = ""
     rule: Rule | None = None
     needs: tuple[str | tuple[str, ...], ...] = ()
+    datasets: tuple[str | tuple[str, ...], ...] = ()
+
+    def unmet(self, context: CheckContext) -> str:
+        """Why this run cannot run the check ('' when it can)."""
+        alternatives = [(need,) if isinstance(need, str) else need for need in self.needs]
+        missing = [" or ".join(need) for need in alternatives if not any(e in context.experiments for e in need)]
+        if missing:
+            return f"{', '.join(missing)} not reproduced in this run (`dpverify reproduce` checks it)"
+        requested = {d for e in self.experiments_read(context) for d in context.parameters[e].get("datasets")}
+        reasons = []
+        for need in ((d,) if isinstance(d, str) else d for d in self.datasets):
+            wanted = [d for d in need if not requested or d in requested]
+            if not wanted:
+                reasons.append(f"{' or '.join(need)}: not requested by this run's parameters")
+            elif all(context.datasets.get(d, _UNKNOWN) for d in wanted):
+                reasons.append("; ".join(f"{d}: {context.datasets.get(d, _UNKNOWN)}" for d in wanted))
+        return "data not available: " + "; ".join(reasons) if reasons else ""
+
+    def experiments_read(self, context: CheckContext) -> list[str]:
+        """The needed experiments that this run supplied and whose parameters name datasets."""
+        return [e for need in self.needs for e in ((need,) if isinstance(need, str) else need)
+                if e in context.experiments and e in context.parameters and "datasets" in context.parameters[e]]
 
     def execute(self, context: CheckContext) -> CheckResult:
         started = time.perf_counter()
-        missing = [need if isinstance(need, str) else " or ".join(need) for need in self.needs
-                   if not any(e in context.experiments for e in ((need,) if isinstance(need, str) else need))]
-        if missing:
-            reason = f"{', '.join(missing)} not reproduced in this run (`dpverify reproduce` checks it)"
+        if self.rule is None:
+            raise TypeError(f"check {self.name!r} declares no rule")
+        if reason := self.unmet(context):
             return CheckResult(self.name, self.method, Verdict.NOT_RUN, Evidence(reason), 0.0, self.rule)
         try:
-            outcome = self.run(context)
-            if isinstance(outcome, Measurement):
-                if self.rule is None:
-                    raise TypeError("the check returned a measurement but declares no rule")
-                verdict, evidence = self.rule.decide(outcome), Evidence(outcome.summary, outcome.values, outcome.figure)
-            else:
-                verdict, evidence = outcome
-                outcome = Measurement(evidence.summary)
-        except ParametersNotSupplied as missing:
+            with record_parameter_reads() as read:
+                measurement = self.run(context)
+            if not isinstance(measurement, Measurement):
+                raise TypeError(f"the check returned {type(measurement).__name__}, not a Measurement")
+            verdict = Verdict.INCONCLUSIVE if measurement.outside else self.rule.decide(measurement)
+        except (ParametersNotSupplied, NothingToMeasure) as missing:
             return CheckResult(self.name, self.method, Verdict.NOT_RUN, Evidence(str(missing)), 0.0, self.rule)
         except Exception as error:  # a crashing check is a harness error, reported, never a verdict
             raise CheckCrashed(f"check {self.name!r} crashed: {error}\n{traceback.format_exc()}") from error
-        return CheckResult(self.name, self.method, Verdict(verdict), evidence, time.perf_counter() - started,
-                           self.rule, outcome.paper, outcome.parameters)
+        summary = (f"Outside the claim's conditions ({measurement.outside}): inconclusive. " if measurement.outside
+                   else "") + measurement.summary
+        parameters = {**read.provenance(), **measurement.parameters}
+        return CheckResult(self.name, self.method, Verdict(verdict),
+                           Evidence(summary, measurement.values, measurement.figure),
+                           time.perf_counter() - started, self.rule, measurement.paper, parameters)
+
+
+_UNKNOWN = "availability not determined in this run"
+
+
+class NothingToMeasure(DpverifyError):
+    """Raised by a check whose declared inputs hold nothing it can measure (an experiment run without
+    one of the algorithms it compares); the harness reports the check not-run with this reason."""
 
 
 class CheckCrashed(RuntimeError):

@@ -12,6 +12,8 @@ from __future__ import annotations
 import hashlib
 import json
 from collections.abc import Callable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from contextvars import ContextVar
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -31,6 +33,11 @@ class Task:
     key: str
     function: Callable[..., pd.DataFrame]
     params: Mapping[str, Any]
+
+    def __post_init__(self) -> None:  # a task handed an experiment's parameters may read any of them, in a worker
+        for value in self.params.values():
+            if isinstance(value, Parameters):
+                value.note_read(*value)
 
     @property
     def function_name(self) -> str:
@@ -86,7 +93,15 @@ class Parameters(Mapping[str, Any]):
         if name not in self._values:
             raise UndeclaredParameterError(f"experiment {self.experiment!r} declares no parameter {name!r} "
                                            f"(declared: {', '.join(self._values)})")
+        self.note_read(name)
         return self._values[name]
+
+    def __contains__(self, name: object) -> bool:  # asking is not reading
+        return name in self._values
+
+    def note_read(self, *names: str) -> None:
+        if (log := _READS.get()) is not None:
+            log.update((f"{self.experiment}/{name}", record) for name, record in self.provenance(*names).items())
 
     def get(self, name: str, default: Any = None) -> Any:
         return self[name]
@@ -101,9 +116,34 @@ class Parameters(Mapping[str, Any]):
         return repr(self._values)
 
     def provenance(self, *names: str) -> dict[str, dict[str, Any]]:
-        """{name: {"value", "source", "note"}} of the named parameters, for a Measurement."""
-        return {name: {"value": self[name], "source": self._provenance[name][0], "note": self._provenance[name][1]}
-                for name in names}
+        """{name: {"value", "source", "note"}} of the named parameters."""
+        return {name: {"value": self._values[name], "source": self._provenance[name][0],
+                       "note": self._provenance[name][1]} for name in names}
+
+
+_READS: ContextVar[dict[str, dict[str, Any]] | None] = ContextVar("parameter_reads", default=None)
+
+
+class ParameterReads:
+    """The experiment parameters read while it was active (`record_parameter_reads`)."""
+
+    def __init__(self) -> None:
+        self.reads: dict[str, dict[str, Any]] = {}   # "experiment/name" -> {"value", "source", "note"}
+
+    def provenance(self) -> dict[str, dict[str, Any]]:
+        return dict(sorted(self.reads.items()))
+
+
+@contextmanager
+def record_parameter_reads() -> Iterator[ParameterReads]:
+    """Within the block, every parameter read (`params[name]`, `.get`, or a Task handed the mapping) is
+    recorded, so the harness attaches the provenance of exactly what a check used."""
+    reads = ParameterReads()
+    token = _READS.set(reads.reads)
+    try:
+        yield reads
+    finally:
+        _READS.reset(token)
 
 
 class ParametersNotSupplied(KeyError):
@@ -134,6 +174,8 @@ class CheckContext:
     parameters: dict[str, Mapping[str, Any]] = field(default_factory=ExperimentParameters)
     experiments: dict[str, pd.DataFrame] = field(default_factory=dict)
     memo: dict[str, Any] = field(default_factory=dict)  # results shared between checks of one run
+    datasets: dict[str, str] = field(default_factory=dict)  # dataset name -> "" if available, else why not
+    memo_reads: dict[str, dict[str, Any]] = field(default_factory=dict, repr=False)  # memo key -> parameters it read
     audit_samples: int | None = None    # runs per side of the privacy audits (None: the profile's default)
     audit_confidence: float = 0.95      # simultaneous confidence of an audit's lower bounds
 
@@ -144,8 +186,13 @@ class CheckContext:
         return self.executor(tasks, self.root_seed)
 
     def memoized(self, key: str, compute: Callable[[], Any]) -> Any:
+        """compute(), once per run; a later check that reuses it is credited with the parameters it read."""
         if key not in self.memo:
-            self.memo[key] = compute()
+            with record_parameter_reads() as reads:
+                self.memo[key] = compute()
+            self.memo_reads[key] = reads.reads
+        if (log := _READS.get()) is not None:
+            log.update(self.memo_reads.get(key, {}))
         return self.memo[key]
 
     @property

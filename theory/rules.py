@@ -78,18 +78,24 @@ def within_tolerance(tolerance: float, *, relative: bool = True) -> Rule:
                 "refuted otherwise", decide)
 
 
-def interval_below(limit: float, *, level: float = SIGNIFICANCE) -> Rule:
+def interval_below(limit: float, *, level: float = SIGNIFICANCE, min_r_squared: float | None = None) -> Rule:
     """A claimed upper limit on an estimated quantity: reads `intervals`, a mapping label -> (low,
     high) of two-sided (1 - level) confidence intervals. Confirmed if every interval lies below the
-    limit, refuted if any lies at or above it, inconclusive otherwise."""
+    limit, refuted if any lies at or above it, inconclusive otherwise. With `min_r_squared` the
+    quantity is a fitted slope and the rule also reads `r_squared` (label -> R^2 of its fit): a fit
+    below it cannot confirm (the model does not describe the data), though it may still refute."""
     def decide(measurement):
         (intervals,) = _require(measurement, "intervals")
         if any(low >= limit for low, _ in intervals.values()):
             return Verdict.REFUTED
-        return Verdict.CONFIRMED if all(high < limit for _, high in intervals.values()) else Verdict.INCONCLUSIVE
-    return Rule("interval-below", {"limit": limit, "level": level},
-                f"confirmed if every {1 - level:.0%} interval lies below {limit:g}; refuted if any lies at or above it",
-                decide)
+        fits = min_r_squared is None or all(r2 >= min_r_squared for r2 in _require(measurement, "r_squared")[0].values())
+        below = all(high < limit for _, high in intervals.values())
+        return Verdict.CONFIRMED if below and fits else Verdict.INCONCLUSIVE
+    fit_text = "" if min_r_squared is None else f" and every fit has R^2 >= {min_r_squared:g}"
+    parameters = {"limit": limit, "level": level} | ({} if min_r_squared is None else {"min_r_squared": min_r_squared})
+    return Rule("interval-below", parameters,
+                f"confirmed if every {1 - level:.0%} interval lies below {limit:g}{fit_text}; refuted if any lies at "
+                "or above it", decide)
 
 
 def interval_above(limit: float, *, level: float = SIGNIFICANCE) -> Rule:
@@ -199,3 +205,36 @@ def fits_identity(*, level: float = SIGNIFICANCE) -> Rule:
     return Rule("fits-identity", {"level": level, "correction": "Holm"},
                 f"refuted if a goodness-of-fit test of the stated law is rejected (Holm, family-wise {level:g}); "
                 "confirmed if none is (consistent with the samples, not proved)", decide)
+
+
+def converges(threshold: float) -> Rule:
+    """Convergence of an error along runs: reads `cases`, label -> {"final_upper": an upper bound on the
+    error at the horizon (a one-sided confidence bound, or the largest over replicas), "final": its
+    estimate, "stalled": whether the check's trend criterion found no decrease}. Confirmed if every case
+    ends with final_upper below the threshold and is not stalled; refuted if a case is stalled with its
+    final error above the threshold (a plateau or divergence, which more iterations would not cure);
+    inconclusive otherwise (still decreasing at the horizon)."""
+    def decide(measurement):
+        (cases,) = _require(measurement, "cases")
+        if any(case["stalled"] and case["final"] > threshold for case in cases.values()):
+            return Verdict.REFUTED
+        done = len(cases) and all(case["final_upper"] < threshold and not case["stalled"] for case in cases.values())
+        return Verdict.CONFIRMED if done else Verdict.INCONCLUSIVE
+    return Rule("converges", {"threshold": threshold},
+                f"confirmed if every run's error at the horizon is bounded below {threshold:g} and still decreasing or "
+                f"settled; refuted if a run stalls (no decrease) above {threshold:g}; otherwise inconclusive", decide)
+
+
+def separated_below() -> Rule:
+    """'Fewer than every other' for quantities that vary across replicas (message counts): reads
+    `samples`, label -> (a, b), the replicas' values of the claimed-smaller side and of the other.
+    Confirmed if for every label every a lies below every b (max a < min b); refuted if for some label
+    b's median is at or below a's; inconclusive otherwise (the replicas overlap)."""
+    def decide(measurement):
+        (samples,) = _require(measurement, "samples")
+        pairs = [(np.asarray(a, dtype=float), np.asarray(b, dtype=float)) for a, b in samples.values()]
+        if any(np.median(b) <= np.median(a) for a, b in pairs):
+            return Verdict.REFUTED
+        return Verdict.CONFIRMED if pairs and all(a.max() < b.min() for a, b in pairs) else Verdict.INCONCLUSIVE
+    return Rule("separated-below", {}, "confirmed if every replica of the claimed-smaller side lies below every "
+                "replica of each other side; refuted if another side's median is at or below its median", decide)

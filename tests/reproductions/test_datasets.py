@@ -358,3 +358,21 @@ def test_shipped_mnist_v0_is_the_whole_training_set(shipped):
     data = shipped("mnist-v0")
     assert data.features.shape == (60_000, 784)
     assert int(np.sum(data.labels == -1)) == 30_596 and int(np.sum(data.labels == 1)) == 29_404
+
+
+def test_availability_agrees_with_loading(tmp_path, monkeypatch):
+    """Each dataset that `availability` calls available loads, and each it calls unavailable fails to load
+    with DatasetNotAvailableError; the reason names what is missing."""
+    write_svmlight_bz2(tmp_path / "ijcnn1.trn.bz2", "-1 1:2.0\n+1 2:4.0\n")
+    write_sums(tmp_path, ["ijcnn1.trn.bz2"])
+    monkeypatch.setenv(DATA_ENV, str(tmp_path))
+    reasons = datasets.availability()
+    assert set(reasons) == set(datasets.DATASET_NAMES)
+    assert reasons["ijcnn1"] == "" and load_dataset("ijcnn1").num_samples == 2
+    assert "mnist/train-images-idx3-ubyte.gz" in reasons["mnist"] and "CIFAR-10" in reasons["cifar10"]
+    for name in ("mnist", "fashion-mnist", "mnist-v0", "cifar10", "covtype"):
+        assert reasons[name]
+        with pytest.raises(DatasetNotAvailableError):
+            load_dataset(name)
+    monkeypatch.setenv(DATA_ENV, str(tmp_path / "nowhere"))
+    assert all(datasets.availability().values())   # no directory: every dataset says why, nothing raises

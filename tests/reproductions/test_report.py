@@ -35,3 +35,16 @@ def test_long_tables_are_cut_and_say_so():
 def test_rows_with_different_keys_and_missing_values():
     header, rows, _ = figure_table({"table": [{"a": 1.0, "note": "nan"}, {"a": 2.0, "b": None}]})
     assert header == ["a", "note", "b"] and rows == [["1", "", ""], ["2", "", ""]]
+
+
+def test_a_check_that_read_defaults_says_so():
+    parameters = {"figure-1/rho": {"value": 0.1, "source": "default", "note": "not stated"},
+                  "figure-1/T": {"value": 500, "source": "paper", "note": "L301"}}
+    check = {"name": "rate", "method": "statistical", "verdict": "refuted", "summary": "diverges", "values": {},
+             "seconds": 0.1, "figure": None, "rule": None, "paper": "", "parameters": parameters}
+    claim = {"id": "zcdp-nfl/theorem-4", "kind": "theorem", "seed_line": "L256", "title": "rate", "statement": "O(1/n)",
+             "verdict": "refuted", "not_run_reason": "", "checks": [check]}
+    record = {**_record([]), "claims": [claim], "figures": []}
+    line = "depends on values we chose (defaults, see the parameter tables): `figure-1/rho` = 0.1"
+    assert line in render_markdown(record) and "figure-1/T" not in render_markdown(record)
+    assert "depends on values we chose:</i> `figure-1/rho` = 0.1" in render_html({"papers": {"x": record}}, out_dir=None)

@@ -6,12 +6,14 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from dpverify.reproductions.datasets import SHARED_DATA_DIR
+from dpverify.reproductions.datasets import DATASET_NAMES, SHARED_DATA_DIR
 from dpverify.reproductions.dp_recal.attacks import simulate_attack
 from dpverify.theory.claims import Verdict
 from dpverify.theory.dp_recal import attacks
 from dpverify.theory.dp_recal.claims import PAPER
 from dpverify.theory.execution import CheckContext
+
+AVAILABLE = {name: "" for name in DATASET_NAMES}   # the decision tests do not depend on the data files
 
 
 def _table(mechanism: str, inference: str, psnr, psnr_other=None, dataset: str = "mnist", **columns) -> pd.DataFrame:
@@ -37,7 +39,7 @@ def _declared(claim_id: str, index: int = 0):
 
 
 def _context(figure: str, frame: pd.DataFrame) -> CheckContext:
-    return CheckContext(experiments={figure: frame})
+    return CheckContext(experiments={figure: frame}, datasets=AVAILABLE)
 
 
 def test_effective_reconstruction_threshold_is_20_db():
@@ -65,8 +67,13 @@ def test_missing_data_and_missing_figure_are_not_run():
     check = _declared("figure-4-recal-reconstructs", 2)          # cifar10
     absent = pd.DataFrame([{"dataset": "cifar10", "target_kind": "record", "status": "data not available",
                             "reason": "no CIFAR-10 directory"}])
+    # declared: the harness reports the dataset's own reason, without running the check
+    verdict, evidence = check(CheckContext(experiments={"figure-4": absent},
+                                           datasets={**AVAILABLE, "cifar10": "no CIFAR-10 directory"}))
+    assert verdict is Verdict.NOT_RUN and evidence.summary == "data not available: cifar10: no CIFAR-10 directory"
+    # the files are there but the run had no data (say, a checksum mismatch): not-run with the run's reason
     verdict, evidence = check(_context("figure-4", absent))
-    assert verdict is Verdict.NOT_RUN and "data not available" in evidence.summary
+    assert verdict is Verdict.NOT_RUN and "no runs with data (no CIFAR-10 directory)" in evidence.summary
     assert check(CheckContext())[0] is Verdict.NOT_RUN
 
 
@@ -91,7 +98,7 @@ def test_x_leak_claim_is_refuted_on_a_real_dp_recal_run():
                             plf_calibration=300, horizon=200, x1_scale=0.1, iterations=20, snapshots=[0, 20])
     leak = frame[frame.inference == "x-leak"]
     assert (leak.gradient_max_rel_error < 1e-8).all() and (leak.revealed_fraction > 0.5).all()
-    verdict, _ = attacks.x_needs_no_protection("figure-9", "ijcnn1")(_context("figure-9", frame))
+    verdict, _ = _declared("x-passing-needs-no-protection", 2)(_context("figure-9", frame))   # ijcnn1
     assert verdict is Verdict.REFUTED
 
 

@@ -188,3 +188,116 @@ def test_counterexample_and_proof_searches_decide_one_way_only():
     assert decide(rules.reported("phi has existence-only constants"), anything=1) == Verdict.INCONCLUSIVE
     assert rules.reported("phi has existence-only constants").sentence.endswith("phi has existence-only constants")
 
+
+
+def test_interval_below_with_a_fit_floor():
+    rule = rules.interval_below(0.0, min_r_squared=0.95)
+    assert decide(rule, intervals={"a": (-2.0, -1.0)}, r_squared={"a": 0.99}) == Verdict.CONFIRMED
+    assert decide(rule, intervals={"a": (-2.0, -1.0)}, r_squared={"a": 0.90}) == Verdict.INCONCLUSIVE  # not log-linear
+    assert decide(rule, intervals={"a": (0.1, 0.3)}, r_squared={"a": 0.50}) == Verdict.REFUTED        # a bad fit may refute
+    assert rule.as_record()["parameters"] == {"limit": 0.0, "level": SIGNIFICANCE, "min_r_squared": 0.95}
+
+
+def test_converges_known_answers():
+    rule = rules.converges(1e-3)
+
+    def case(upper, final, stalled):
+        return {"final_upper": upper, "final": final, "stalled": stalled}
+    assert decide(rule, cases={"a": case(5e-4, 4e-4, False), "b": case(9e-4, 1e-4, False)}) == Verdict.CONFIRMED
+    assert decide(rule, cases={"a": case(5e-4, 4e-4, False), "b": case(0.3, 0.2, True)}) == Verdict.REFUTED    # plateau
+    assert decide(rule, cases={"a": case(np.inf, np.inf, True)}) == Verdict.REFUTED                            # diverged
+    assert decide(rule, cases={"a": case(0.3, 0.2, False)}) == Verdict.INCONCLUSIVE         # still decreasing above it
+    assert decide(rule, cases={"a": case(2e-3, 5e-4, False)}) == Verdict.INCONCLUSIVE       # the bound straddles it
+    assert decide(rule, cases={"a": case(5e-4, 4e-4, True)}) == Verdict.INCONCLUSIVE        # below, but no decrease shown
+    assert decide(rule, cases={}) == Verdict.INCONCLUSIVE
+
+
+def test_converges_null_refute_rate():
+    """Runs that do converge to exactly the threshold at the horizon (the boundary), measured as the
+    zCDP-NFL check measures them (mean over 10 noisy replicas on a 12-point grid, Mann-Kendall trend): the
+    rule refutes them at most at the level."""
+    from dpverify.theory.stats import mann_kendall, one_sided_upper_mean_bound
+
+    rule, threshold = rules.converges(1e-3), 1e-3
+    grid = np.geomspace(20, 2000, 12)
+    curve = threshold * grid[-1] / grid
+    refuted = 0
+    for seed in range(SEEDS):
+        rng = np.random.default_rng(seed)
+        runs = curve * rng.lognormal(0.0, 0.5, size=(10, grid.size))
+        trend = mann_kendall(runs.mean(axis=0))
+        final = runs[:, -1]
+        cases = {"run": {"final_upper": one_sided_upper_mean_bound(final, 1 - SIGNIFICANCE, rng=rng),
+                         "final": float(final.mean()), "stalled": trend[2] != "decreasing"}}
+        refuted += decide(rule, cases=cases) == Verdict.REFUTED
+    assert_rate_within_level(refuted, SIGNIFICANCE)
+
+
+def test_separated_below_known_answers():
+    rule = rules.separated_below()
+    assert decide(rule, samples={"x": ([10, 11, 12], [20, 21, 25])}) == Verdict.CONFIRMED
+    assert decide(rule, samples={"x": ([10, 11, 22], [20, 21, 25])}) == Verdict.INCONCLUSIVE   # the replicas overlap
+    assert decide(rule, samples={"x": ([10, 11, 12], [20, 21, 25]), "y": ([30, 31], [30, 29])}) == Verdict.REFUTED
+    assert decide(rule, samples={}) == Verdict.INCONCLUSIVE
+
+
+def test_a_measurement_outside_the_claims_conditions_is_inconclusive_whatever_the_rule():
+    check = Check("printed", Method.NUMERICAL, lambda context: Measurement("RE 1e-3 vs 1e-15", {"holds": False},
+                                                                          outside="not at the printed sizes"),
+                  rule=rules.exact())
+    result = check.execute(CheckContext())
+    assert result.verdict == Verdict.INCONCLUSIVE
+    assert result.evidence.summary.startswith("Outside the claim's conditions (not at the printed sizes)")
+
+
+def test_nothing_to_measure_is_not_run():
+    from dpverify.theory.claims import NothingToMeasure
+
+    def run(context):
+        raise NothingToMeasure("figure-1 has no paired runs of A and B")
+    result = Check("pairs", Method.STATISTICAL, run, rule=rules.paired_dominance()).execute(CheckContext())
+    assert result.verdict == Verdict.NOT_RUN and result.evidence.summary == "figure-1 has no paired runs of A and B"
+
+
+def test_check_declares_its_datasets():
+    """A dataset need is read against the datasets that the needed experiment's parameters request."""
+    from dpverify.theory.execution import Parameters
+
+    calls = []
+    check = Check("table", Method.STATISTICAL, lambda context: calls.append(1) or Measurement("m", {"holds": True}),
+                  rule=rules.exact(), needs=("table-4",), datasets=(("ijcnn1", "mnist", "cifar10"),))
+    requested = {"table-4": Parameters("table-4", {"datasets": ["ijcnn1", "cifar10"]}, {"datasets": ("default", "")})}
+    missing = {"ijcnn1": "ijcnn1.trn.bz2 not found", "mnist": "", "cifar10": "no CIFAR-10 directory"}
+    result = check.execute(CheckContext(experiments={"table-4": None}, parameters=requested, datasets=missing))
+    assert result.verdict == Verdict.NOT_RUN and not calls     # mnist is available but this run does not request it
+    assert result.evidence.summary == ("data not available: ijcnn1: ijcnn1.trn.bz2 not found; cifar10: no CIFAR-10 "
+                                       "directory")
+    result = check.execute(CheckContext(experiments={"table-4": None}, parameters=requested,
+                                        datasets={**missing, "ijcnn1": ""}))
+    assert result.verdict == Verdict.CONFIRMED and calls == [1]
+    assert check.execute(CheckContext(experiments={"table-4": None}, parameters=requested)).verdict == Verdict.NOT_RUN
+
+
+def test_the_harness_records_the_parameters_a_check_read():
+    from dpverify.theory.execution import Parameters, Task
+
+    parameters = {"figure-1": Parameters("figure-1", {"rho": 0.1, "c1": 1.0, "T": 50},
+                                         {"rho": ("paper", "L300"), "c1": ("default", "not stated"), "T": ("paper", "L301")}),
+                  "figure-2": Parameters("figure-2", {"eps": 1.0}, {"eps": ("paper", "L302")})}
+
+    def run(context):
+        rho = context.parameters["figure-1"]["rho"]
+        context.memoized("shared", lambda: context.parameters["figure-1"]["c1"])
+        return Measurement("m", {"holds": rho > 0})
+
+    def reuse(context):
+        context.memoized("shared", lambda: None)    # a memo hit is credited with what the computation read
+        Task("t", dict, {"values": context.parameters["figure-2"]})   # a task handed the mapping may read all of it
+        return Measurement("m", {"holds": True})
+
+    context = CheckContext(parameters=parameters)
+    first = Check("a", Method.NUMERICAL, run, rule=rules.exact()).execute(context)
+    assert first.parameters == {"figure-1/c1": {"value": 1.0, "source": "default", "note": "not stated"},
+                                "figure-1/rho": {"value": 0.1, "source": "paper", "note": "L300"}}
+    second = Check("b", Method.NUMERICAL, reuse, rule=rules.exact()).execute(context)
+    assert set(second.parameters) == {"figure-1/c1", "figure-2/eps"}

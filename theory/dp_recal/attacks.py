@@ -22,8 +22,8 @@ measures; the rule declared in claims.py decides. Criteria, fixed before any res
   dummy init (rule within_tolerance(0) on `excess`).
 * x-leak: the statement is refuted if, on DP-RECAL, the x-based inference recovers the noise-free
   gradient (max relative error <= EXACT_TOLERANCE = 1e-6 on the revealed coordinates) on at least
-  REVEALED_FRACTION (10 %) of the coordinates of some target; confirmed if no coordinate is revealed;
-  inconclusive in between (decided by hand: a three-way rule that no shared rule states).
+  REVEALED_FRACTION (10 %) of the coordinates of some target (rule counterexample on `found`);
+  otherwise inconclusive: that our inference reveals nothing does not show that no attack could.
 """
 
 from __future__ import annotations
@@ -33,7 +33,7 @@ from collections.abc import Callable
 import numpy as np
 import pandas as pd
 
-from dpverify.theory.claims import Evidence, Measurement, Verdict
+from dpverify.theory.claims import Measurement, NothingToMeasure
 from dpverify.theory.execution import CheckContext
 from dpverify.theory.stats import SIGNIFICANCE, paired_comparison
 
@@ -45,40 +45,42 @@ LARGE_FRACTION = 0.5       # default: our reading of "remained consistently larg
 EXACT_TOLERANCE = 1e-6     # default: relative error at which a recovered gradient coordinate counts as exact (float64 rounding is ~1e-12)
 REVEALED_FRACTION = 0.10   # default: share of a target's coordinates recovered exactly that counts as a leak (plausible 0.01-0.5)
 
-CheckFunction = Callable[[CheckContext], Measurement | tuple[Verdict, Evidence]]
+CheckFunction = Callable[[CheckContext], Measurement]
+
+
+def _select(context: CheckContext, figure: str, dataset: str, mechanism: str, inference: str,
+            kind: str = "record") -> pd.DataFrame:
+    """The rows of one reconstruction set (possibly none). The figure and the dataset are the check's `needs`
+    and `datasets`, so the harness has already reported not-run when either is missing."""
+    results = context.experiments[figure]
+    here = results[results.dataset == dataset]
+    ok = here[here.status == "ok"]
+    if ok.empty:   # the files are there but the run could not use them (e.g. a checksum mismatch)
+        reasons = sorted(set(here.get("reason", pd.Series(dtype=str)).dropna().astype(str)))
+        raise NothingToMeasure(f"{figure}/{dataset}: no runs with data" + (f" ({'; '.join(reasons)})" if reasons else ""))
+    return ok[(ok.mechanism == mechanism) & (ok.inference == inference) & (ok.target_kind == kind) & ok.psnr.notna()]
 
 
 def _rows(context: CheckContext, figure: str, dataset: str, mechanism: str, inference: str,
-          kind: str = "record") -> tuple[pd.DataFrame | None, tuple[Verdict, Evidence] | None]:
-    """The rows of one reconstruction set, or the not-run reason when there are none (the figure itself is the
-    check's `needs`)."""
-    results = context.experiments[figure]
-    here = results[results.dataset == dataset]
-    if here.empty:
-        return None, (Verdict.NOT_RUN, Evidence(f"{figure}: {dataset} was not part of this run"))
-    if (here.status == "data not available").all():
-        return None, (Verdict.NOT_RUN, Evidence(f"{dataset}: data not available ({here.reason.iloc[0]})"))
-    rows = here[(here.mechanism == mechanism) & (here.inference == inference) & (here.target_kind == kind)
-                & here.psnr.notna()]
+          kind: str = "record") -> pd.DataFrame:
+    rows = _select(context, figure, dataset, mechanism, inference, kind)
     if rows.empty:
-        return None, (Verdict.NOT_RUN, Evidence(f"{figure}/{dataset}: no {mechanism} {inference} {kind} reconstructions"))
-    return rows, None
+        raise NothingToMeasure(f"{figure}/{dataset}: no {mechanism} {inference} {kind} reconstructions")
+    return rows
 
 
 def effective_reconstruction(figure: str, dataset: str) -> CheckFunction:
     """RECAL: median PSNR of the batch-1 reconstructions >= 20 dB (the full-local-gradient value is reported)."""
 
-    def check(context: CheckContext) -> Measurement | tuple[Verdict, Evidence]:
-        rows, early = _rows(context, figure, dataset, "recal", "app-a")
-        if early:
-            return early
+    def check(context: CheckContext) -> Measurement:
+        rows = _rows(context, figure, dataset, "recal", "app-a")
         median = float(rows.psnr.median())
-        local, _ = _rows(context, figure, dataset, "recal", "app-a", "local")
+        local = _select(context, figure, dataset, "recal", "app-a", "local")
         local_text = (f"; full local gradient (mean over m_i records): median PSNR to the closest record "
-                      f"{local.psnr.median():.1f} dB" if local is not None else "")
+                      f"{local.psnr.median():.1f} dB" if len(local) else "")
         values = {"median_psnr_db": median, "psnr_db": rows.psnr.round(2).tolist(), "threshold_db": EFFECTIVE_PSNR_DB,
                   "targets": len(rows), "label_accuracy": float((rows.label == rows.true_label).mean()),
-                  "local_median_psnr_db": None if local is None else float(local.psnr.median()),
+                  "local_median_psnr_db": float(local.psnr.median()) if len(local) else None,
                   "excess": EFFECTIVE_PSNR_DB - median}
         return Measurement(f"{dataset}, RECAL, batch-1 targets: median PSNR {median:.1f} dB over {len(rows)} "
                                  f"targets (criterion >= {EFFECTIVE_PSNR_DB:g} dB){local_text}", values)
@@ -89,10 +91,8 @@ def effective_reconstruction(figure: str, dataset: str) -> CheckFunction:
 def meaningless_noise(figure: str, dataset: str, inference: str = "app-a") -> CheckFunction:
     """DP-RECAL: the reconstructions do not identify their records (module docstring; rule paired_dominance)."""
 
-    def check(context: CheckContext) -> Measurement | tuple[Verdict, Evidence]:
-        rows, early = _rows(context, figure, dataset, "dp-recal", inference)
-        if early:
-            return early
+    def check(context: CheckContext) -> Measurement:
+        rows = _rows(context, figure, dataset, "dp-recal", inference)
         gain = (rows.psnr - rows.psnr_other).to_numpy()
         test = paired_comparison(gain, np.full(gain.size, MARGIN_DB), alternative="greater")
         below = paired_comparison(gain, np.full(gain.size, MARGIN_DB), alternative="less")
@@ -116,10 +116,8 @@ def meaningless_noise(figure: str, dataset: str, inference: str = "app-a") -> Ch
 
 
 def mse_converges_to_zero(figure: str = "figure-9", dataset: str = "ijcnn1") -> CheckFunction:
-    def check(context: CheckContext) -> Measurement | tuple[Verdict, Evidence]:
-        rows, early = _rows(context, figure, dataset, "recal", "app-a")
-        if early:
-            return early
+    def check(context: CheckContext) -> Measurement:
+        rows = _rows(context, figure, dataset, "recal", "app-a")
         final = float(rows.mse.median())
         values = {"median_final_mse": final, "threshold": ZERO_MSE, "mse": rows.mse.tolist(), "targets": len(rows),
                   "excess": final - ZERO_MSE}
@@ -130,10 +128,8 @@ def mse_converges_to_zero(figure: str = "figure-9", dataset: str = "ijcnn1") -> 
 
 
 def mse_remains_large(figure: str = "figure-9", dataset: str = "ijcnn1") -> CheckFunction:
-    def check(context: CheckContext) -> Measurement | tuple[Verdict, Evidence]:
-        rows, early = _rows(context, figure, dataset, "dp-recal", "app-a")
-        if early:
-            return early
+    def check(context: CheckContext) -> Measurement:
+        rows = _rows(context, figure, dataset, "dp-recal", "app-a")
         traces = np.median(np.stack([np.asarray(t) for t in rows.mse_trace]), axis=0)
         ratio = float(traces.min() / traces[0])
         values = {"median_mse_trace": traces.tolist(), "min_over_init": ratio, "threshold": LARGE_FRACTION,
@@ -147,25 +143,20 @@ def mse_remains_large(figure: str = "figure-9", dataset: str = "ijcnn1") -> Chec
 def x_needs_no_protection(figure: str = "figure-4", dataset: str = "mnist") -> CheckFunction:
     """v1:L264: 'no additional protection is required for the passing of x^{k+1}'."""
 
-    def check(context: CheckContext) -> tuple[Verdict, Evidence]:
+    def check(context: CheckContext) -> Measurement:
         results = context.experiments[figure]
-        rows = results[(results.dataset == dataset) & (results.status == "ok")]
-        rows = rows[rows.inference == "x-leak"]
+        rows = results[(results.dataset == dataset) & (results.status == "ok") & (results.inference == "x-leak")]
         if rows.empty:
-            return Verdict.NOT_RUN, Evidence(f"{figure}/{dataset}: no x-leak inference in this run")
+            raise NothingToMeasure(f"{figure}/{dataset}: no x-leak inference in this run")
         exact = (rows.gradient_max_rel_error <= EXACT_TOLERANCE) & (rows.revealed_fraction >= REVEALED_FRACTION)
         values = {"revealed_fraction": rows.revealed_fraction.round(3).tolist(),
                   "gradient_max_rel_error": rows.gradient_max_rel_error.tolist(), "sigma1": float(rows.sigma1.iloc[0]),
                   "reconstruction_psnr_db": rows.psnr.round(2).tolist(), "tolerance": EXACT_TOLERANCE,
-                  "fraction_threshold": REVEALED_FRACTION}
-        summary = (f"{dataset}, DP-RECAL (sigma_1 = {rows.sigma1.iloc[0]:.3g}): from x^k, u~^k, x^{{k+1}} the eavesdropper "
-                   f"inverts (7b) and recovers the NOISE-FREE gradient on a median {rows.revealed_fraction.median():.0%} of "
-                   f"the coordinates (max relative error {rows.gradient_max_rel_error.max():.2g}) for {int(exact.sum())}/"
-                   f"{len(rows)} targets; DLG on it: median PSNR {rows.psnr.median():.1f} dB")
-        if exact.any():
-            return Verdict.REFUTED, Evidence(summary, values)
-        if (rows.revealed_fraction == 0).all():
-            return Verdict.CONFIRMED, Evidence(summary + ": nothing revealed", values)
-        return Verdict.INCONCLUSIVE, Evidence(summary, values)
+                  "fraction_threshold": REVEALED_FRACTION, "found": bool(exact.any())}
+        return Measurement(
+            f"{dataset}, DP-RECAL (sigma_1 = {rows.sigma1.iloc[0]:.3g}): from x^k, u~^k, x^{{k+1}} the eavesdropper "
+            f"inverts (7b) and recovers the NOISE-FREE gradient on a median {rows.revealed_fraction.median():.0%} of "
+            f"the coordinates (max relative error {rows.gradient_max_rel_error.max():.2g}) for {int(exact.sum())}/"
+            f"{len(rows)} targets; DLG on it: median PSNR {rows.psnr.median():.1f} dB", values)
 
     return check

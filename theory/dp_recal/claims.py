@@ -20,6 +20,7 @@ from dpverify.theory.dp_recal import (
 )
 from dpverify.theory.rules import (
     audit_lower_bounds,
+    converges,
     counterexample,
     exact,
     fits_identity,
@@ -27,11 +28,14 @@ from dpverify.theory.rules import (
     paired_dominance,
     proof,
     reported,
+    separated_below,
     within_tolerance,
 )
 
 S, N, ST, G, A = Method.SYMBOLIC, Method.NUMERICAL, Method.STATISTICAL, Method.GROUND_TRUTH, Method.AUDIT
 EXACT = exact()
+V1 = (tables.DATASETS,)   # a v1 figure or table check runs on any of the paper's datasets its experiment requests
+V0 = (("covtype", "mnist-v0"),)   # the same for the v0 experiments (v0:L518)
 AT_MOST = within_tolerance(0.0, relative=False)    # a measured value must not pass the criterion (`excess` <= 0)
 DOMINANCE = paired_dominance()                     # an ordering, one-sided paired tests, Holm
 AUDIT = audit_lower_bounds()
@@ -39,6 +43,8 @@ WALK_LAW = fits_identity(level=activation.WALK_LEVEL)   # the walk's exact laws 
 RESIDUAL = within_tolerance(convergence.RELATIVE_TOLERANCE)                  # an identity up to float64 slack
 ABSOLUTE_RESIDUAL = within_tolerance(convergence.RELATIVE_TOLERANCE, relative=False)
 EXPONENT = interval_below(complexity.EXPONENT_MARGIN)   # CI of the growth exponent minus the printed one
+# an R-linear rate bounds the error: a slope CI at or above 0 refutes it, a fit that is not log-linear cannot confirm it
+RATE = interval_below(0.0, level=1 - convergence.CONFIDENCE, min_r_squared=convergence.RATE_MIN_R_SQUARED)
 
 
 def claim(id_: str, kind: str, line: str, title: str, statement: str, *checks: Check, not_run: str = "") -> Claim:
@@ -120,12 +126,15 @@ CONVERGENCE = (
           Check("exact conditional expectation with eps = 0", N, convergence.check_lemma4_expected_decrease, rule=EXACT)),
     claim("theorem-2", "theorem", "v1:L356-L362", "Almost-sure convergence",
           "For alpha_i in (0, 2/(L_i+1)), w^k converges a.s. to a saddle point; x^inf solves (1).",
-          Check("RECAL to the certified x*", G, convergence.check_theorem2_recal),
-          Check("DP-RECAL (R > 1) to the certified x*", G, convergence.check_theorem2_dp_recal)),
+          Check("RECAL to the certified x*", G, convergence.check_theorem2_recal,
+                rule=converges(convergence.RECAL_TARGET)),
+          Check("DP-RECAL (R > 1) to the certified x*", G, convergence.check_theorem2_dp_recal,
+                rule=converges(convergence.DP_TARGET))),
     claim("theorem-3", "theorem", "v1:L380-L390", "R-linear rate under metric subregularity",
           "If dL is metrically subregular, E_k dist^2(w^{k+1}, W*) <= phi/(phi+1) [dist^2(w^k, W*) + V||eps^k||^2].",
-          Check("RECAL: log-error slope with bootstrap CI", ST, convergence.check_theorem3_recal_linear_rate),
-          Check("DP-RECAL: log-error slope", ST, convergence.check_theorem3_dp_linear_rate),
+          Check("RECAL: log-error slope with bootstrap CI", ST, convergence.check_theorem3_recal_linear_rate,
+                rule=RATE),
+          Check("DP-RECAL: log-error slope", ST, convergence.check_theorem3_dp_linear_rate, rule=RATE),
           Check("the condition (phi/(phi+1))^l R > 1", N, convergence.check_theorem3_noise_condition,
                 rule=reported("phi involves constants that exist only in the proof, and the walk has no finite l"))),
     claim("section-6-constants", "equation", "v1:L490-L498", "Constants of the complexity analysis",
@@ -151,21 +160,22 @@ def _table_claims(table: str, number: str, loss: str, line: str) -> tuple[Claim,
               "At the same security level DP-RECAL holds better convergence accuracy than the other algorithms "
               "(each r group: r = l1 rows, r = 0 rows).",
               Check("paired Wilcoxon on final RE vs each row of its r group, Holm", ST, tables.best_relative_error(table),
-                    rule=DOMINANCE, needs=(table,))),
+                    rule=DOMINANCE, needs=(table,), datasets=V1)),
         claim(f"{table}-least-communication", "table", line,
               f"Table {number}: DP-RECAL has the least communication complexity ({loss})",
               "At the same security level DP-RECAL holds less communication complexity compared to other algorithms.",
               Check("messages counted from the runs (one vector over one edge = 1)", N, tables.least_communication(table),
-                    needs=(table,))),
+                    rule=separated_below(), needs=(table,), datasets=V1)),
         claim(f"{table}-cpu-time", "table", line, f"Table {number}: DP-RECAL's CPU time is not inferior ({loss})",
               "As far as CPU time is concerned, DP-RECAL doesn't seem to be inferior or even better, especially "
               "compared to those algorithms with decaying stepsizes and internal loops.",
               Check("CPU time per replica vs each row of its r group (pre-registered ratios)", N,
-                    tables.cpu_time_not_inferior(table), rule=AT_MOST, needs=(table,))),
+                    tables.cpu_time_not_inferior(table), rule=AT_MOST, needs=(table,), datasets=V1)),
         claim(f"{table}-printed-values", "table", line, f"Table {number}: the printed Comm., Time and RE. ({loss})",
               "The printed values; quantitatively: DP-RECAL reaches a relative error at machine precision "
               f"({min(printed):.2g} .. {max(printed):.2g}) at eps = 12 with PLF 300 on every dataset, for r = l1 and r = 0.",
-              Check("printed vs ours, every cell (relative differences)", N, tables.printed_numbers(table), needs=(table,))),
+              Check("printed vs ours, every cell (relative differences)", N, tables.printed_numbers(table),
+                    rule=AT_MOST, needs=(table,), datasets=V1)),
     )
 
 
@@ -173,25 +183,25 @@ EXPERIMENTS = (
     claim("figure-2-budget-ordering", "experiment", "v1:L566-L575", "Fig. 2: larger eps converges faster (linear)",
           "DP-RECAL achieves faster convergence with a larger privacy budget eps.",
           Check("paired Wilcoxon on final RE, Holm over datasets", ST, figures.larger_budget_converges_faster("figure-2"),
-                rule=DOMINANCE, needs=("figure-2",))),
+                rule=DOMINANCE, needs=("figure-2",), datasets=V1)),
     claim("figure-2-near-nonprivate", "experiment", "v1:L570", "Fig. 2: large eps is nearly non-private (linear)",
           "When the privacy budget is large enough, the model is nearly as good as the non-private one.",
-          Check("final RE and accuracy vs RECAL", N, figures.nearly_nonprivate("figure-2"), rule=EXACT, needs=("figure-2",))),
+          Check("final RE and accuracy vs RECAL", N, figures.nearly_nonprivate("figure-2"), rule=EXACT, needs=("figure-2",), datasets=V1)),
     claim("figure-5-budget-ordering", "experiment", "v1:L954, L967", "Fig. 5: larger eps converges faster (logistic)",
           "DP-RECAL achieves faster convergence with a larger privacy budget eps (logistic regression).",
           Check("paired Wilcoxon on final RE, Holm over datasets", ST, figures.larger_budget_converges_faster("figure-5"),
-                rule=DOMINANCE, needs=("figure-5",))),
+                rule=DOMINANCE, needs=("figure-5",), datasets=V1)),
     claim("figure-5-near-nonprivate", "experiment", "v1:L954", "Fig. 5: large eps is nearly non-private (logistic)",
           "When the privacy budget is large enough, the model is nearly as good as the non-private one.",
-          Check("final RE and accuracy vs RECAL", N, figures.nearly_nonprivate("figure-5"), rule=EXACT, needs=("figure-5",))),
+          Check("final RE and accuracy vs RECAL", N, figures.nearly_nonprivate("figure-5"), rule=EXACT, needs=("figure-5",), datasets=V1)),
     claim("figure-3-best", "experiment", "v1:L568-L578", "Fig. 3: DP-RECAL is the most accurate at eps = 12 (linear)",
           "DP-RECAL consistently presents the best convergence accuracy when consuming the same privacy budget.",
           Check("paired Wilcoxon on final RE vs each algorithm, Holm", ST, figures.best_at_same_budget("figure-3"),
-                rule=DOMINANCE, needs=("figure-3",))),
+                rule=DOMINANCE, needs=("figure-3",), datasets=V1)),
     claim("figure-6-best", "experiment", "v1:L956, L970", "Fig. 6: DP-RECAL is the most accurate at eps = 12 (logistic)",
           "DP-RECAL consistently presents the best convergence accuracy when consuming the same privacy budget.",
           Check("paired Wilcoxon on final RE vs each algorithm, Holm", ST, figures.best_at_same_budget("figure-6"),
-                rule=DOMINANCE, needs=("figure-6",))),
+                rule=DOMINANCE, needs=("figure-6",), datasets=V1)),
     *(c for table in (("table-4", "IV", "linear", "v1:L580-L597"), ("table-5", "V", "logistic", "v1:L956, L972-L986"))
       for c in _table_claims(*table)),
     claim("experiment-objective-informative", "implicit", "v1:L554-L572, L944-L950",
@@ -199,9 +209,9 @@ EXPERIMENTS = (
           "Implicit in reporting convergence and classification accuracy (Figs. 2-3, 5-6): the minimizer of the printed "
           "objective (+ 1/2||x||^2 + 1/2||x||_1) is a non-trivial classifier.",
           Check("certified x* of the linear objective per dataset", G, figures.minimizer_is_trivial("figure-2"),
-                rule=EXACT, needs=("figure-2",)),
+                rule=EXACT, needs=("figure-2",), datasets=V1),
           Check("certified x* of the logistic objective per dataset", G, figures.minimizer_is_trivial("figure-5"),
-                rule=EXACT, needs=("figure-5",))),
+                rule=EXACT, needs=("figure-5",), datasets=V1)),
 )
 
 IMAGE_DATASETS = ("mnist", "fashion-mnist", "cifar10")
@@ -216,29 +226,31 @@ def _attack_claims(figure: str, line: str, attack: str) -> tuple[Claim, Claim]:
               "The adversary could effectively reconstruct the original image from a shared model update of the "
               "non-private RECAL (MNIST, Fashion-MNIST, CIFAR-10).",
               *(Check(f"median PSNR of batch-1 reconstructions, {d}", N, attacks.effective_reconstruction(figure, d),
-                      rule=AT_MOST, needs=(figure,)) for d in IMAGE_DATASETS)),
+                      rule=AT_MOST, needs=(figure,), datasets=(d,)) for d in IMAGE_DATASETS)),
         claim(f"{figure}-dp-recal-meaningless-noise", "experiment", line,
               f"Fig. {number}: under DP-RECAL {attack} yields meaningless noise",
               "DP-RECAL effectively thwarts the adversary's attempts to infer the original images, resulting in "
               "meaningless noise (MNIST, Fashion-MNIST, CIFAR-10).",
               *(Check(f"own vs other records, one-sided Wilcoxon, {d}", ST, attacks.meaningless_noise(figure, d),
-                      rule=DOMINANCE, needs=(figure,)) for d in IMAGE_DATASETS)),
+                      rule=DOMINANCE, needs=(figure,), datasets=(d,)) for d in IMAGE_DATASETS)),
     )
 
 
 ATTACKS = tuple(c for figure in ATTACK_FIGURES for c in _attack_claims(*figure)) + (
     claim("figure-9-recal-mse-to-zero", "experiment", "v1:L964, L1007", "Fig. 9: DLG's MSE on RECAL converges to zero",
           "On ijcnn1 the attacker accurately infers the data under RECAL: the estimation error converges to zero.",
-          Check("median final DLG MSE", N, attacks.mse_converges_to_zero(), rule=AT_MOST, needs=("figure-9",))),
+          Check("median final DLG MSE", N, attacks.mse_converges_to_zero(), rule=AT_MOST, needs=("figure-9",),
+                datasets=("ijcnn1",))),
     claim("figure-9-dp-recal-mse-large", "experiment", "v1:L964, L1007", "Fig. 9: DLG's MSE on DP-RECAL stays large",
           "On ijcnn1, under DP-RECAL the estimation error remained consistently large.",
           Check("median MSE trace vs its value at the dummy init", N, attacks.mse_remains_large(), rule=AT_MOST,
-                needs=("figure-9",))),
+                needs=("figure-9",), datasets=("ijcnn1",))),
     claim("x-passing-needs-no-protection", "statement", "v1:L264; v0:L170",
           "x^{k+1} needs no additional protection",
           "Gaussian noise is coupled into the update of x^{k+1} when u^{k+1} is perturbed, so no additional protection "
           "is required for the passing of x^{k+1}.",
-          *(Check(f"x-leak inference + {name}, {d}", A, attacks.x_needs_no_protection(f, d), needs=(f,))
+          *(Check(f"x-leak inference + {name}, {d}", A, attacks.x_needs_no_protection(f, d),
+                  rule=counterexample(), needs=(f,), datasets=(d,))
             for f, name, d in (("figure-4", "DLG", "mnist"), ("figure-4", "DLG", "fashion-mnist"),
                                ("figure-9", "DLG", "ijcnn1")))),
 )
@@ -265,24 +277,25 @@ V0 = (
           "(v0) The attacker recovers the original MNIST image clearly from RECAL's shared update; under DP-RECAL it "
           "ends up with a meaningless noise image.",
           Check("RECAL: median PSNR of batch-1 reconstructions (v1 Fig. 4 runs)", N,
-                attacks.effective_reconstruction("figure-4", "mnist"), rule=AT_MOST, needs=("figure-4",)),
+                attacks.effective_reconstruction("figure-4", "mnist"), rule=AT_MOST, needs=("figure-4",),
+                datasets=("mnist",)),
           Check("DP-RECAL: own vs other records (v1 Fig. 4 runs)", ST, attacks.meaningless_noise("figure-4", "mnist"),
-                rule=DOMINANCE, needs=("figure-4",))),
+                rule=DOMINANCE, needs=("figure-4",), datasets=("mnist",))),
     claim("v0-figure-2-noise-not-significant", "experiment", "v0:L541",
           "v0 Fig. 2: the effect of noise on convergence accuracy is not significant",
           "(v0) The comparisons between DP-RECAL and RECAL show that the effect of noise on the convergence accuracy "
           "of DP-RECAL is not significant (DP-RECAL is somewhat robust); Fig. 2's budget is not stated (run at eps = 10).",
           Check("final RE within 10x of RECAL's (or both <= 1e-12) and accuracy within 0.01", N,
-                v0.on_cases(figures.nearly_nonprivate, "v0-figure-2"), rule=EXACT, needs=v0.needs("v0-figure-2"))),
+                v0.on_cases(figures.nearly_nonprivate, "v0-figure-2"), rule=EXACT, needs=v0.needs("v0-figure-2"), datasets=V0)),
     claim("v0-figure-3-budget-ordering", "experiment", "v0:L541", "v0 Fig. 3: larger eps converges faster",
           "(v0) DP-RECAL achieves faster convergence with a larger privacy budget eps (eps in {1, 5, 10}).",
           Check("mean log10 RE along the curve, largest vs smallest eps, Wilcoxon, Holm", ST,
                 v0.on_cases(v0.faster_with_larger_budget, "v0-figure-3"), rule=DOMINANCE,
-                needs=v0.needs("v0-figure-3"))),
+                needs=v0.needs("v0-figure-3"), datasets=V0)),
     claim("v0-figure-3-near-nonprivate", "experiment", "v0:L541", "v0 Fig. 3: large eps is nearly non-private",
           "(v0) When the privacy budget is large enough, the trained model is nearly as good as the non-private one.",
           Check("final RE and accuracy at the largest eps vs RECAL", N, v0.on_cases(figures.nearly_nonprivate, "v0-figure-3"),
-                rule=EXACT, needs=v0.needs("v0-figure-3"))),
+                rule=EXACT, needs=v0.needs("v0-figure-3"), datasets=V0)),
     claim("v0-figure-4-best", "experiment", "v0:L520-L522, L541",
           "v0 Fig. 4: DP-RECAL is the most accurate on the circular and complete graphs",
           "(v0) On both the circular and the complete graph DP-RECAL owns the highest accuracy when consuming the same "
@@ -290,26 +303,26 @@ V0 = (
           "eps = 10).",
           Check("paired Wilcoxon on final RE vs each algorithm, Holm over (dataset, graph, algorithm)", ST,
                 v0.on_cases(figures.best_at_same_budget, "v0-figure-4"), rule=DOMINANCE,
-                needs=v0.needs("v0-figure-4"))),
+                needs=v0.needs("v0-figure-4"), datasets=V0)),
     claim("v0-table-5", "table", "v0:L532-L541",
           "v0 Table V: on the ring, higher accuracy and less communication in a similar time",
           "(v0) On the circular graph DP-RECAL holds not only higher accuracy but also less communication complexity in "
           "a similar amount of time compared to the other algorithms (Table V: Time, Comm., Acc.).",
           Check("accuracy: paired Wilcoxon on final RE vs each algorithm, Holm", ST,
-                v0.on_cases(figures.best_at_same_budget, "v0-table-5"), rule=DOMINANCE, needs=v0.needs("v0-table-5")),
+                v0.on_cases(figures.best_at_same_budget, "v0-table-5"), rule=DOMINANCE, needs=v0.needs("v0-table-5"), datasets=V0),
           Check("communication: mean messages below every other algorithm's", N,
                 v0.on_cases(v0.less_communication, "v0-table-5", note_minimizer=False), rule=EXACT,
-                needs=v0.needs("v0-table-5")),
+                needs=v0.needs("v0-table-5"), datasets=V0),
           Check(f"time: CPU time per run <= {v0.TIME_FACTOR:g} x the others' median", N,
                 v0.on_cases(v0.similar_time, "v0-table-5", note_minimizer=False), rule=AT_MOST,
-                needs=v0.needs("v0-table-5"))),
+                needs=v0.needs("v0-table-5"), datasets=V0)),
     claim("v0-objective-informative", "implicit", "v0:L512-L522",
           "v0: the Lasso objective gives an informative classifier",
           "Implicit in reporting relative errors and 'accuracy' on covtype and mnist: the minimizer of the printed "
           "objective (+ 1/2||x||^2 + 1/2||x||_1) is not trivial.",
           Check("certified x* per dataset (v0 Fig. 4 runs)", G,
                 v0.on_cases(figures.minimizer_is_trivial, "v0-figure-4", note_minimizer=False), rule=EXACT,
-                needs=v0.needs("v0-figure-4"))),
+                needs=v0.needs("v0-figure-4"), datasets=V0)),
 )
 
 CLAIMS = PRIVACY + CONVERGENCE + EXPERIMENTS + ATTACKS + V0

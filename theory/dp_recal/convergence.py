@@ -1,8 +1,8 @@
 """Checks of the DP-RECAL convergence claims (seeds/001 Sec. III-IV, App. C-E; spec §2.1, §2.7, §4.2-§4.5).
 
-Each check is `(context) -> Measurement`, decided by the rule declared in claims.py (exact, or
-within_tolerance(RELATIVE_TOLERANCE) on the residuals), except the three-way decisions of Theorems 2-3 and the
-symbolic stepsize proof, which still return `(Verdict, Evidence)`. Instances: linear regression + elastic net
+Each check is `(context) -> Measurement`, decided by the rule declared in claims.py (exact; proof for the
+symbolic stepsize route; within_tolerance(RELATIVE_TOLERANCE) on the residuals; converges for Theorem 2;
+interval_below with an R^2 floor for Theorem 3's rates). Instances: linear regression + elastic net
 (lasso CHECK_LASSO so that x* != 0) on small graphs, x* certified by `solve_composite`. Decision criteria
 are the module constants below, fixed before any run.
 """
@@ -20,7 +20,7 @@ from dpverify.algorithms.dp_recal.algorithm import (
     run_recal,
     uniform_transition_matrix,
 )
-from dpverify.theory.claims import Evidence, Measurement, Verdict, holds
+from dpverify.theory.claims import Measurement, holds
 from dpverify.theory.dp_recal.operators import (
     DK_BLOCKS,
     Instance,
@@ -126,7 +126,7 @@ def _stepsize_symbolic(matrix_of) -> Measurement:
         {"leading_minors": minors, "proved": bool(ok)})
 
 
-def check_stepsize_condition_symbolic(context: CheckContext) -> tuple[Verdict, Evidence]:
+def check_stepsize_condition_symbolic(context: CheckContext) -> Measurement:
     beta = sp.Rational(1, 6)
 
     def s_hat(a):
@@ -135,7 +135,7 @@ def check_stepsize_condition_symbolic(context: CheckContext) -> tuple[Verdict, E
     return _stepsize_symbolic(s_hat)
 
 
-def check_v0_stepsize_condition_symbolic(context: CheckContext) -> tuple[Verdict, Evidence]:
+def check_v0_stepsize_condition_symbolic(context: CheckContext) -> Measurement:
     beta = sp.Rational(1, 6)
 
     def v0_matrix(a):                                                        # v0 eq. (11), (x, y1, y2)
@@ -382,9 +382,11 @@ def _runs(context: CheckContext) -> dict[str, dict[str, np.ndarray]]:
     return context.memoized("dp-recal/theorem-runs", simulate)
 
 
-def _convergence(context: CheckContext, configurations: tuple[str, ...], target: float) -> tuple[Verdict, Evidence]:
+def _convergence(context: CheckContext, configurations: tuple[str, ...], target: float) -> Measurement:
+    """Every replica is a case of the rule converges(target): final = final_upper = its RE at K; stalled = no
+    progress over the second half (RE at K >= half its value at K/2) while above the target."""
     runs = _runs(context)
-    rows, reached, stalled = {}, True, False
+    rows, cases = {}, {}
     for key, run in runs.items():
         if key.split("/")[1] not in configurations:
             continue
@@ -392,28 +394,29 @@ def _convergence(context: CheckContext, configurations: tuple[str, ...], target:
         final, half = re[-1], re[len(re) // 2]
         rows[key] = {"final_re_per_replica": [float(f"{v:.3g}") for v in final],
                      "median_re_at_K/2": float(np.median(half))}
-        reached &= bool(np.all(final <= target))
-        stalled |= bool(np.any((final > target) & (final >= 0.5 * half)))   # no progress over the second half
-    verdict = Verdict.CONFIRMED if reached else (Verdict.REFUTED if stalled else Verdict.INCONCLUSIVE)
-    return verdict, Evidence(
+        cases |= {f"{key}/replica {r}": {"final_upper": float(f), "final": float(f), "stalled": bool(f > target and f >= 0.5 * h)}
+                  for r, (f, h) in enumerate(zip(final, half))}
+    reached = all(case["final"] <= target for case in cases.values())
+    stalled = any(case["stalled"] for case in cases.values())
+    return Measurement(
         f"RE at K = {len(next(iter(runs.values()))['re']) - 1} {'<=' if reached else 'not all <='} {target:g} for "
         f"every replica of {', '.join(configurations)} on {', '.join(RUN_GRAPHS[context.profile])} graphs"
-        + ("" if reached else (": stalled" if stalled else ": still decreasing (horizon too short)")), rows)
+        + ("" if reached else (": stalled" if stalled else ": still decreasing (horizon too short)")),
+        {**rows, "cases": cases})
 
 
-def check_theorem2_recal(context: CheckContext) -> tuple[Verdict, Evidence]:
+def check_theorem2_recal(context: CheckContext) -> Measurement:
     """RECAL (sigma = 0) converges to the certified x*: alpha_i = 1/(L_i+1) and 0.99 * 2/(L_i+1)."""
     return _convergence(context, ("recal", "recal-0.99"), RECAL_TARGET)
 
 
-def check_theorem2_dp_recal(context: CheckContext) -> tuple[Verdict, Evidence]:
+def check_theorem2_dp_recal(context: CheckContext) -> Measurement:
     """DP-RECAL with R = 1.05 > 1 (summable noise), u_mode literal (default): RE at K <= DP_TARGET for
     every replica. The 'received' reading (noise accumulates in u) is reported in the values."""
-    verdict, evidence = _convergence(context, ("dp-literal",), DP_TARGET)
+    measured = _convergence(context, ("dp-literal",), DP_TARGET)
     received = {k: v["re"][-1].max() for k, v in _runs(context).items() if k.endswith("dp-received")}
-    values = {**evidence.values, "received_mode_max_final_re": {k: float(v) for k, v in received.items()}}
-    return verdict, Evidence(evidence.summary + f"; u_mode 'received': max final RE {max(received.values()):.2g}",
-                             values)
+    values = {**measured.values, "received_mode_max_final_re": {k: float(v) for k, v in received.items()}}
+    return Measurement(measured.summary + f"; u_mode 'received': max final RE {max(received.values()):.2g}", values)
 
 
 def _rate_fit(curves: np.ndarray, rng: np.random.Generator) -> dict:
@@ -433,30 +436,32 @@ def _rate_fit(curves: np.ndarray, rng: np.random.Generator) -> dict:
             "r_squared": float(r_squared), "window": [int(k[0]), int(k[-1])]}
 
 
-def _linear_rate(context: CheckContext, configuration: str, squared: bool) -> tuple[Verdict, Evidence]:
+def _linear_rate(context: CheckContext, configuration: str, squared: bool) -> Measurement:
+    """The slopes' bootstrap CIs as `intervals` and the fits' R^2 for the rule interval_below(0, min_r_squared=
+    RATE_MIN_R_SQUARED): R-linear is an upper bound C rho^k, so a slope significantly >= 0 refutes it, and a
+    decrease that is not log-linear neither shows nor refutes it."""
     rng = np.random.default_rng(task_seed_sequence(context.root_seed, f"dp-recal/rate/{configuration}"))
     rows = {}
     for key, run in _runs(context).items():
         if key.split("/")[1] == configuration:
             rows[key] = _rate_fit(run["re"] ** (2 if squared else 1), rng)
     decreasing = all(r["ci"][1] < 0 for r in rows.values())
-    log_linear = all(r["r_squared"] >= RATE_MIN_R_SQUARED for r in rows.values())
-    # R-linear is an upper bound C rho^k: no geometric decrease refutes it; a decrease that is not log-linear
-    # (R^2 short) neither shows nor refutes it
-    verdict = Verdict.REFUTED if not decreasing else (Verdict.CONFIRMED if log_linear else Verdict.INCONCLUSIVE)
-    return verdict, Evidence(
+    return Measurement(
         f"ln(mean {'RE^2' if squared else 'RE'}) vs k: slopes {[round(r['slope'], 5) for r in rows.values()]}, "
         f"{CONFIDENCE:.0%} bootstrap CIs {'all < 0' if decreasing else 'not all < 0'}; R^2 "
-        f"{[round(r['r_squared'], 3) for r in rows.values()]} (log-linear if all >= {RATE_MIN_R_SQUARED}). Decision rule revised after a first run: a fit below the R^2 "
-        "threshold was first counted as refuting; it is now inconclusive, since R-linear only bounds the error", rows)
+        f"{[round(r['r_squared'], 3) for r in rows.values()]} (log-linear if all >= {RATE_MIN_R_SQUARED}). Decision rule "
+        "revised after a first run: a fit below the R^2 threshold was first counted as refuting; it is now "
+        "inconclusive, since R-linear only bounds the error",
+        {**rows, "intervals": {k: tuple(r["ci"]) for k, r in rows.items()},
+         "r_squared": {k: r["r_squared"] for k, r in rows.items()}})
 
 
-def check_theorem3_recal_linear_rate(context: CheckContext) -> tuple[Verdict, Evidence]:
+def check_theorem3_recal_linear_rate(context: CheckContext) -> Measurement:
     """RECAL converges R-linearly (Theorem 3 with eps = 0): negative slope of ln mean RE vs k, log-linear."""
     return _linear_rate(context, "recal", squared=False)
 
 
-def check_theorem3_dp_linear_rate(context: CheckContext) -> tuple[Verdict, Evidence]:
+def check_theorem3_dp_linear_rate(context: CheckContext) -> Measurement:
     """DP-RECAL (R = 1.05): E[dist^2] decays geometrically (13): negative slope of ln mean RE^2 vs k."""
     return _linear_rate(context, "dp-literal", squared=True)
 

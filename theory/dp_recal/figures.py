@@ -13,7 +13,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from dpverify.theory.claims import Evidence, Measurement, Verdict, holds
+from dpverify.theory.claims import Measurement, NothingToMeasure, holds
 from dpverify.theory.execution import CheckContext
 from dpverify.theory.stats import SIGNIFICANCE, holm, paired_comparison
 
@@ -91,7 +91,7 @@ def nearly_nonprivate(figure: str):
     one' — at the largest eps, mean final RE within NEAR_NONPRIVATE x RECAL's (or both <= 1e-12) and accuracy
     within 1 percentage point, on every available dataset (criterion fixed here; rule exact)."""
 
-    def check(context: CheckContext) -> Measurement | tuple[Verdict, Evidence]:
+    def check(context: CheckContext) -> Measurement:
         results = context.experiments[figure]
         final = _final(results)
         rows, ok = {}, []
@@ -104,7 +104,7 @@ def nearly_nonprivate(figure: str):
             rows[dataset] = {"re_dp_largest_eps": re_dp, "re_recal": re_base, "accuracy_gap": acc_gap, "nearly": bool(good)}
             ok.append(good)
         if not ok:
-            return Verdict.NOT_RUN, Evidence("no dataset available" + _missing(results))
+            raise NothingToMeasure(f"{figure}: no runs with data" + _missing(results))
         text = "; ".join(f"{d}: RE {v['re_dp_largest_eps']:.2g} vs {v['re_recal']:.2g}, accuracy gap {v['accuracy_gap']:.3f}"
                          for d, v in rows.items())
         return holds(all(ok), f"At the largest eps vs RECAL — {text}. Criterion: RE within {NEAR_NONPRIVATE:g}x (or both "
@@ -133,7 +133,7 @@ def best_at_same_budget(figure: str):
     budget' — final RE of DP-RECAL below each compared algorithm's, per dataset (replicas share the instance and
     x^1), Holm over all (dataset, algorithm) comparisons (rule paired_dominance)."""
 
-    def check(context: CheckContext) -> Measurement | tuple[Verdict, Evidence]:
+    def check(context: CheckContext) -> Measurement:
         results = context.experiments[figure]
         final = _final(results)
         pairs = {}
@@ -142,7 +142,7 @@ def best_at_same_budget(figure: str):
             for other in (c for c in table.columns if c != "dp-recal"):
                 pairs[f"{dataset}/{other}"] = (table["dp-recal"].to_numpy(), table[other].to_numpy())
         if not pairs:
-            return Verdict.NOT_RUN, Evidence("no paired runs" + _missing(results))
+            raise NothingToMeasure(f"{figure}: no paired runs" + _missing(results))
         exact = [k for k, (a, b) in pairs.items() if np.all(a <= EXACT) and np.all(b <= EXACT)]
         decided = {k: v for k, v in pairs.items() if k not in exact}
         if not decided:   # no comparison left: the rule has nothing to order (inconclusive)

@@ -25,7 +25,7 @@ from dpverify.algorithms.dp_recal.algorithm import (
 )
 from dpverify.algorithms.dp_recal.composite import CompositeProblem
 from dpverify.theory.audit.auditor import sensitivity_probe
-from dpverify.theory.claims import Evidence, Measurement, Verdict, holds
+from dpverify.theory.claims import Measurement, NothingToMeasure, holds
 from dpverify.theory.dp_recal.figures import _comparisons
 from dpverify.theory.dp_recal.figures import _decide as figure_decision
 from dpverify.theory.execution import CheckContext
@@ -107,14 +107,11 @@ def on_cases(check_factory, figure: str, note_minimizer: bool = True):
     """check_factory(figure) (a v1 figure check or one below) on the v0 results split into (dataset, graph)
     cases (the check declares `needs=needs(figure)`); the x* = 0 note appended to the summary where it applies."""
 
-    def check(context: CheckContext) -> Measurement | tuple[Verdict, Evidence]:
+    def check(context: CheckContext) -> Measurement:
         split = cases(_v0_results(context, figure))
         outcome = check_factory(figure)(replace(context, experiments={**context.experiments, figure: split}))
         note = _minimizer_note(split) if note_minimizer else ""
-        if isinstance(outcome, Measurement):
-            return replace(outcome, summary=outcome.summary + note)
-        verdict, evidence = outcome
-        return verdict, Evidence(evidence.summary + note, evidence.values, evidence.figure)
+        return replace(outcome, summary=outcome.summary + note)
     return check
 
 
@@ -129,7 +126,7 @@ def faster_with_larger_budget(figure: str):
     = faster); largest vs smallest eps, one-sided Wilcoxon per case, Holm (figures' decision rule). Not the
     final RE alone: with x* = 0 every budget ends exactly at 0, and the claim is about speed (rule paired_dominance)."""
 
-    def check(context: CheckContext) -> Measurement | tuple[Verdict, Evidence]:
+    def check(context: CheckContext) -> Measurement:
         results = context.experiments[figure]
         ok = results[(results.status == "ok") & (results.algorithm == "dp-recal")]
         pairs = {}
@@ -140,7 +137,7 @@ def faster_with_larger_budget(figure: str):
             area = np.log10(part.relative_error.clip(lower=CURVE_FLOOR)).groupby([part.epsilon, part.replica]).mean()
             pairs[case] = (area.loc[budgets[-1]].to_numpy(), area.loc[budgets[0]].to_numpy())
         if not pairs:
-            return Verdict.NOT_RUN, Evidence("no dataset available")
+            raise NothingToMeasure(f"{figure}: no runs with data")
         what, values = figure_decision(pairs, "mean log10 RE along the curve at the largest eps < at the smallest")
         medians = "; ".join(f"{c}: {v['median_a']:.3g} vs {v['median_b']:.3g}" for c, v in _comparisons(values).items())
         return Measurement(f"{what} (Wilcoxon, Holm, level {SIGNIFICANCE}). Median mean-log10-RE, largest vs smallest "
@@ -152,11 +149,11 @@ def less_communication(figure: str):
     """v0:L541 'less communication complexity': DP-RECAL's mean message count (one vector over one edge = 1)
     below every other algorithm's, in every case; refuted if not below one of them (rule exact)."""
 
-    def check(context: CheckContext) -> Measurement | tuple[Verdict, Evidence]:
+    def check(context: CheckContext) -> Measurement:
         final = _final_ok(context.experiments[figure])
         counts = {case: group.groupby("algorithm").messages.mean().to_dict() for case, group in final.groupby("dataset")}
         if not counts:
-            return Verdict.NOT_RUN, Evidence("no dataset available")
+            raise NothingToMeasure(f"{figure}: no runs with data")
         fewer = {case: all(c["dp-recal"] < v for a, v in c.items() if a != "dp-recal") for case, c in counts.items()}
         text = "; ".join(f"{case}: " + ", ".join(f"{a} {v:.0f}" for a, v in c.items()) for case, c in counts.items())
         return holds(all(fewer.values()), f"Mean messages per run — {text}. DP-RECAL sends fewer than every other "
@@ -169,7 +166,7 @@ def similar_time(figure: str):
     other algorithms' (read as 'not slower'; being faster is not held against the claim), in every case (rule
     within_tolerance(0): `excess` = largest ratio - TIME_FACTOR)."""
 
-    def check(context: CheckContext) -> Measurement | tuple[Verdict, Evidence]:
+    def check(context: CheckContext) -> Measurement:
         final = _final_ok(context.experiments[figure])
         ratios, times = {}, {}
         for case, group in final.groupby("dataset"):
@@ -177,7 +174,7 @@ def similar_time(figure: str):
             times[case] = per_run.to_dict()
             ratios[case] = float(per_run["dp-recal"] / np.median(per_run.drop("dp-recal")))
         if not ratios:
-            return Verdict.NOT_RUN, Evidence("no dataset available")
+            raise NothingToMeasure(f"{figure}: no runs with data")
         text = "; ".join(f"{case}: " + ", ".join(f"{a} {t:.3g} s" for a, t in times[case].items())
                          + f" (ratio {ratios[case]:.2f})" for case in ratios)
         return Measurement(f"CPU seconds per run (batched run / replicas, this machine) — {text}. Criterion: DP-RECAL <= "

@@ -19,7 +19,7 @@ from dpverify.algorithms.dpdo_nc.algorithm import (
     run_dpdo_nc,
 )
 from dpverify.theory.audit import PrivacyClaim, audit, sensitivity_probe
-from dpverify.theory.claims import Evidence, Measurement, Verdict
+from dpverify.theory.claims import Measurement
 from dpverify.theory.dpdo_nc.instances import instance_of, params_of
 from dpverify.theory.execution import CheckContext, task_seed_sequence
 
@@ -70,7 +70,7 @@ def _probe(context: CheckContext):
     return result, per_round[:horizon] / bounds, shifted, epsilon
 
 
-def probe_lemma_1(context: CheckContext) -> Measurement | tuple[Verdict, Evidence]:
+def probe_lemma_1(context: CheckContext) -> Measurement:
     """Lemma 1 / Definition 5 (L204, L212): sup ||X_t - X_t'||_1 <= 2 sqrt(d) alpha_t theta/omega, probed
     on the implementation at every round t = 1..T under common observations."""
     result, ratios, shifted, epsilon = context.memoized("dpdo-nc/probe", lambda: _probe(context))
@@ -83,7 +83,7 @@ def probe_lemma_1(context: CheckContext) -> Measurement | tuple[Verdict, Evidenc
                                  "lower_bounds": {"||X_t - X_t'||_1 / (8)": (result.max_distance, 1.0)}})
 
 
-def check_proof_step_11(context: CheckContext) -> Measurement | tuple[Verdict, Evidence]:
+def check_proof_step_11(context: CheckContext) -> Measurement:
     """(11), L234: ||x_{t+1}^i - z_t^i|| <= alpha_t theta/omega, obtained by setting x = z_t^i in the
     optimality condition (9), valid only for x in Omega; along the experiment's runs z_t^i (a mix of
     Laplace-perturbed broadcasts) leaves Omega."""
@@ -122,7 +122,7 @@ def _laplace_llr(first: np.ndarray, second: np.ndarray, sigma: float):
     return lambda q: np.round(np.sum(np.abs(q - second) - np.abs(q - first), axis=-1) / sigma, SCORE_DIGITS)
 
 
-def audit_rounds(context: CheckContext) -> Measurement | tuple[Verdict, Evidence]:
+def audit_rounds(context: CheckContext) -> Measurement:
     """Theorem 1 (L253): eps-DP at each time t, audited on each round's broadcasts Q_t (all nodes)
     given a fixed observed history, for every eps of Fig. 1 and the rounds AUDIT_ROUNDS; Bonferroni
     over the audits (simultaneous confidence context.audit_confidence). The measurement carries the
@@ -159,7 +159,7 @@ def audit_rounds(context: CheckContext) -> Measurement | tuple[Verdict, Evidence
                                  "lower_bounds": {k: (v["eps_lb"], v["claimed_epsilon"]) for k, v in found.items()}})
 
 
-def check_horizon_accounting(context: CheckContext) -> Measurement | tuple[Verdict, Evidence]:
+def check_horizon_accounting(context: CheckContext) -> Measurement:
     """Theorem 1, second part (L281): eps_hat = sum_t Delta(t)/sigma_t over the horizon. From the
     accounting only (no whole-transcript audit): the ledger's basic composition with bound (8)
     (the paper's eps_hat = T eps) against basic composition with the realized Delta(t) of the probe."""

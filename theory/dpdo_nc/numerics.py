@@ -17,7 +17,7 @@ from dpverify.algorithms.dpdo_nc.algorithm import (
     run_dpdo_nc,
     union_digraph,
 )
-from dpverify.theory.claims import Evidence, Measurement, Verdict, holds
+from dpverify.theory.claims import Measurement, holds
 from dpverify.theory.dpdo_nc import symbolic
 from dpverify.theory.dpdo_nc.instances import (
     accumulators,
@@ -43,7 +43,7 @@ def lemma_2_constants(values) -> tuple[float, float]:
     return c, (1 - power) ** exponent
 
 
-def check_assumption_1(context: CheckContext) -> Measurement | tuple[Verdict, Evidence]:
+def check_assumption_1(context: CheckContext) -> Measurement:
     """Assumption 1 (L63) on the schedule of L487: every A(t) doubly stochastic and every window of B
     rounds strongly connected; the smallest such B; the weight condition a < a_ij(t) < 1 (L51)."""
     values = context.parameters[FIGURE]
@@ -69,7 +69,7 @@ def check_assumption_1(context: CheckContext) -> Measurement | tuple[Verdict, Ev
                  smallest_B=smallest, zero_diagonal=zero_diagonal)
 
 
-def check_assumption_2(context: CheckContext) -> Measurement | tuple[Verdict, Evidence]:
+def check_assumption_2(context: CheckContext) -> Measurement:
     """Assumption 2 (L69): Omega = {||x||_1 <= 3} is bounded, closed, convex; its diameter eta."""
     values = context.parameters[FIGURE]
     r = values["radius"]
@@ -79,7 +79,7 @@ def check_assumption_2(context: CheckContext) -> Measurement | tuple[Verdict, Ev
                        {"excess": abs(diameter - ETA), "eta": diameter})
 
 
-def check_assumption_3(context: CheckContext) -> Measurement | tuple[Verdict, Evidence]:
+def check_assumption_3(context: CheckContext) -> Measurement:
     """Assumption 3 (L71): each f_t^i differentiable and beta-smooth on R^d. For f = ½(||x - s|| - d)^2
     with d > 0 the gradient (1 - d/r)(x - s) tends to -d u as x -> s along u: it jumps by 2d across s,
     and s = (0.8, 0.95) lies in Omega, so no finite beta exists (and f is not differentiable at s)."""
@@ -100,7 +100,7 @@ def check_assumption_3(context: CheckContext) -> Measurement | tuple[Verdict, Ev
                  "so f_t^i is not beta-smooth for any beta (not differentiable at s_i)", in_omega=in_omega, **ratios)
 
 
-def check_theta(context: CheckContext) -> Measurement | tuple[Verdict, Evidence]:
+def check_theta(context: CheckContext) -> Measurement:
     """The default theta (spec P1) bounds ||grad f_t^i(x)|| on Omega (L75), on a grid of Omega x all t, i."""
     values = context.parameters[FIGURE]
     instance, r = instance_of(values), values["radius"]
@@ -113,7 +113,7 @@ def check_theta(context: CheckContext) -> Measurement | tuple[Verdict, Evidence]
                        {"excess": largest - values["theta"], "max_gradient": largest, "theta": values["theta"]})
 
 
-def check_lemma_2(context: CheckContext) -> Measurement | tuple[Verdict, Evidence]:
+def check_lemma_2(context: CheckContext) -> Measurement:
     """Lemma 2 (15), L296: |[Phi(t,s)]_ij - 1/N| <= C lambda^(t-s) on the schedule, t - s <= 300, every
     start s in one period; C, lambda for the default a, B (both exponent readings reported). The
     source (Nedic & Ozdaglar 2009, Property 1) also assumes positive self-weights, which A_2 lacks."""
@@ -141,7 +141,7 @@ def _kept_run(context: CheckContext, values, epsilon: float):
                                          replicas=CONSENSUS_RUNS, rng=rng, dim=values["dim"], keep=True)
 
 
-def check_lemma_3(context: CheckContext) -> Measurement | tuple[Verdict, Evidence]:
+def check_lemma_3(context: CheckContext) -> Measurement:
     """Lemma 3 (16), L310: Monte-Carlo E||x_t^i - x_t^j|| (max over i, j) against the right side with
     Lemma 2's C, lambda, at the smallest eps of Fig. 1 (largest noise)."""
     values = context.parameters[FIGURE]
@@ -163,7 +163,7 @@ def check_lemma_3(context: CheckContext) -> Measurement | tuple[Verdict, Evidenc
                        {"excess": float(np.max(gaps[1:] - rhs[1:])), "max_gap": float(gaps.max()), "rhs_at_T": float(rhs[-1])})
 
 
-def check_lemma_4(context: CheckContext) -> Measurement | tuple[Verdict, Evidence]:
+def check_lemma_4(context: CheckContext) -> Measurement:
     """Lemma 4 (22), L351: sum_t sum_i E[D(x, z_t^i) - D(x, x_{t+1}^i)]/alpha_t <= N M eta^2/(2 alpha_T) +
     sum_t sum_i M/(2 alpha_t) E||xi||^2 (E||xi||^2 = 2 d sigma_t^2), at x in {0, s, a vertex of Omega}."""
     values = context.parameters[FIGURE]
@@ -179,7 +179,7 @@ def check_lemma_4(context: CheckContext) -> Measurement | tuple[Verdict, Evidenc
     return Measurement(f"eps = {epsilon:g}: LHS/RHS of (22) = {ratios}", {"excess": max(ratios.values()) - 1, **ratios})
 
 
-def check_theorem_2_bound(context: CheckContext) -> Measurement | tuple[Verdict, Evidence]:
+def check_theorem_2_bound(context: CheckContext) -> Measurement:
     """Theorem 2 (28), L425, evaluated on the experiment with beta = 0 (U_2 increases with beta, so
     this is the smallest value of the bound over every beta; the instance has no finite beta) and the
     printed constants, against the measured plug-in max_i E[R_T^i] of Fig. 1 at T."""

@@ -38,7 +38,7 @@ from dpverify.algorithms.zcdp_nfl.algorithm import (
     run_zcdp_nfl,
 )
 from dpverify.theory.audit import AuditResult, PrivacyClaim, ProbeResult, audit, sensitivity_probe
-from dpverify.theory.claims import Evidence, Measurement, Verdict
+from dpverify.theory.claims import Measurement
 from dpverify.theory.execution import CheckContext, task_seed_sequence
 from dpverify.theory.zcdp_nfl.instances import zcdp_budget
 from dpverify.theory.zcdp_nfl.numerics import settings_of
@@ -203,7 +203,7 @@ def _run_audit(context: CheckContext, sampler, claim: PrivacyClaim, setup: Audit
 def audit_release(loss: str, clip: bool):
     """Theorem I (L125-L132): the release at one iteration is varphi^(n)-zCDP given the history."""
 
-    def check(context: CheckContext) -> Measurement | tuple[Verdict, Evidence]:
+    def check(context: CheckContext) -> Measurement:
         setup = audit_setup(context, loss, clip)
         history, variances = _history(setup, context)
         claim = PrivacyClaim(rho=float(setup.phi1 * setup.params.noise.tau ** -(RELEASE - 1)))
@@ -216,7 +216,7 @@ def audit_transcript(loss: str, clip: bool, reading: str = "broadcast"):
     """Corollary (L134-L140) against the whole message transcript (L28's adversary): the run is
     (eps, delta)-DP with the Corollary's eps, and rho_total-zCDP (Theorem I composed, App. C)."""
 
-    def check(context: CheckContext) -> Measurement | tuple[Verdict, Evidence]:
+    def check(context: CheckContext) -> Measurement:
         setup = audit_setup(context, loss, clip, reading)
         tau = setup.params.noise.tau
         claim = PrivacyClaim(epsilon=float(corollary_epsilon(setup.phi1, tau, AUDIT_HORIZON, setup.delta)),
@@ -244,7 +244,7 @@ def probe_sensitivity(loss: str, clip: bool, reading: str = "broadcast"):
     both datasets with identical noise would let the histories drift apart, which adaptive
     composition does not charge to one release), at every iteration of a run."""
 
-    def check(context: CheckContext) -> Measurement | tuple[Verdict, Evidence]:
+    def check(context: CheckContext) -> Measurement:
         setup = audit_setup(context, loss, clip, reading)
         result = sensitivity_probe(_normalized_updates(setup, context), setup.neighbours, 1.0)
         worst = result.witness_index[-1] + 1
@@ -275,7 +275,7 @@ def probe_random_neighbours(loss: str, clip: bool):
     """Lemma I against a randomized search over neighbouring datasets (not only the canary): the
     largest ||w_D - w_D'|| / Delta(n) over random replacement records and every iteration of a run."""
 
-    def check(context: CheckContext) -> Measurement | tuple[Verdict, Evidence]:
+    def check(context: CheckContext) -> Measurement:
         setup = audit_setup(context, loss, clip)
         count = RANDOM_NEIGHBOURS["quick" if context.is_quick else "paper"]
         rng = np.random.default_rng(task_seed_sequence(context.root_seed, f"zcdp-nfl/audit/random/{loss}/{clip}"))

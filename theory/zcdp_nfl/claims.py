@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from dpverify.theory.audit.auditor import SENSITIVITY_RELATIVE_TOLERANCE
 from dpverify.theory.claims import Check, Claim, Method, Paper
-from dpverify.theory.rules import audit_lower_bounds, exact, interval_below, paired_dominance
+from dpverify.theory.rules import audit_lower_bounds, converges, exact, interval_below, paired_dominance
 from dpverify.theory.zcdp_nfl import audit as audits
 from dpverify.theory.zcdp_nfl import bounds, numerics, symbolic
 from dpverify.theory.zcdp_nfl.figures import outperforms
@@ -118,7 +118,8 @@ CLAIMS = (
           Check("sympy", S, symbolic.check_identity_21, rule=EXACT)),
     claim("theorem-3", "theorem", "L222-L254", "Convergence to the exact solution",
           "Under Assumptions 2 and 3, zCDP-NFL (7)-(9) converges to the exact solution.",
-          Check("Monte-Carlo long runs", ST, numerics.check_theorem_3)),
+          Check("Monte-Carlo long runs", ST, numerics.check_theorem_3,
+                rule=converges(numerics.CONVERGENCE_THRESHOLD))),
     claim("theorem-4", "theorem", "L256-L278", "O(1/n) rate",
           "Under Assumptions 2 and 4, zCDP-NFL converges with a rate of O(1/n) iterations.",
           Check("slope of log error vs log T", ST, numerics.check_theorem_4,

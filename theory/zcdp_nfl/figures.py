@@ -15,7 +15,7 @@ from collections.abc import Callable
 import numpy as np
 import pandas as pd
 
-from dpverify.theory.claims import Evidence, Measurement, Verdict
+from dpverify.theory.claims import Measurement, NothingToMeasure
 from dpverify.theory.execution import CheckContext
 from dpverify.theory.stats import SIGNIFICANCE, holm, paired_comparison
 
@@ -31,15 +31,15 @@ def _final_pairs(results: pd.DataFrame, better: str, worse: str) -> dict[float, 
 
 
 def outperforms(figure: str, better: str, worse: str,
-                caveat: str = "") -> Callable[[CheckContext], Measurement | tuple[Verdict, Evidence]]:
+                caveat: str = "") -> Callable[[CheckContext], Measurement]:
     """A check: `better` has a lower normalized error than `worse` at n = T, at every eps (rule
     paired_dominance: `p_claimed`, `p_opposite` per eps). `caveat` names a harness default the
     comparison depends on; it is printed with the evidence."""
 
-    def check(context: CheckContext) -> Measurement | tuple[Verdict, Evidence]:
+    def check(context: CheckContext) -> Measurement:
         pairs = _final_pairs(context.experiments[figure], better, worse)
         if not pairs:
-            return Verdict.NOT_RUN, Evidence(f"{figure} has no paired runs of {better} and {worse}")
+            raise NothingToMeasure(f"{figure} has no paired runs of {better} and {worse}")
         claimed = {eps: paired_comparison(a, b, alternative="less") for eps, (a, b) in pairs.items()}
         opposite = {eps: paired_comparison(a, b, alternative="greater") for eps, (a, b) in pairs.items()}
         p_claimed = [r.p_value for r in claimed.values()]

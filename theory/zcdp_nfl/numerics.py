@@ -21,7 +21,7 @@ from dpverify.algorithms.zcdp_nfl.algorithm import (
     lemma1_sensitivity,
     primal_update,
 )
-from dpverify.theory.claims import Evidence, Measurement, Verdict, holds
+from dpverify.theory.claims import Measurement, holds
 from dpverify.theory.execution import CheckContext, Task, task_seed_sequence
 from dpverify.theory.stats import (
     SIGNIFICANCE,
@@ -80,7 +80,7 @@ def _reference_run(context: CheckContext, figure: str, replicas: int = 4):
                                              replicas=replicas, rng=rng)
 
 
-def check_update_solves_subproblem(context: CheckContext) -> Measurement | tuple[Verdict, Evidence]:
+def check_update_solves_subproblem(context: CheckContext) -> Measurement:
     """The implemented update (8)-(9)'s primal step solves subproblem (7): the gradient of the
     objective of (7) vanishes at the output, on each experiment's instance at a random state."""
     residuals = {}
@@ -103,7 +103,7 @@ def check_update_solves_subproblem(context: CheckContext) -> Measurement | tuple
                  tolerance=RELATIVE_TOLERANCE, **{f"residual_{k}": v for k, v in residuals.items()})
 
 
-def check_ledger_matches_corollary(context: CheckContext) -> Measurement | tuple[Verdict, Evidence]:
+def check_ledger_matches_corollary(context: CheckContext) -> Measurement:
     """Theorem I + Corollary in the implementation: every release has sigma^2 = Delta^2/(2 phi^(n))
     (eq. (12)); the ledger's total over the T releases equals the Corollary's closed form; its
     Bun-Steinke conversion gives back the target eps."""
@@ -132,7 +132,7 @@ def _max_sample_subgradient_norms(instance: Instance, broadcasts: np.ndarray) ->
     return largest
 
 
-def check_assumption_1(context: CheckContext) -> Measurement | tuple[Verdict, Evidence]:
+def check_assumption_1(context: CheckContext) -> Measurement:
     """Assumption 1 (L114), ||l'(.)|| <= c_1, on each experiment's instance along an actual run at
     the declared c_1 (per-sample subgradients, the quantity bounded in eq. (27))."""
     values, violated = {}, []
@@ -148,7 +148,7 @@ def check_assumption_1(context: CheckContext) -> Measurement | tuple[Verdict, Ev
     return holds(not violated, summary, **values)
 
 
-def check_lemma_1_realized(context: CheckContext) -> Measurement | tuple[Verdict, Evidence]:
+def check_lemma_1_realized(context: CheckContext) -> Measurement:
     """Lemma I (11) realized: neighbouring LAD datasets with a canary (x_c, +Y) vs (x_c, -Y),
     ||x_c|| = c_1, under a shared noisy history: ||w_D^(n) - w_D'^(n)|| <= Delta_{k,2}(n) at every n,
     attained (ratio 1) since the canary's subgradients are -x_c and +x_c."""
@@ -179,7 +179,7 @@ def check_lemma_1_realized(context: CheckContext) -> Measurement | tuple[Verdict
                  max_ratio=float(ratios.max()), min_ratio=float(ratios.min()))
 
 
-def check_assumption_2(context: CheckContext) -> Measurement | tuple[Verdict, Evidence]:
+def check_assumption_2(context: CheckContext) -> Measurement:
     """Assumption 2 (L146), f convex, on each instance: midpoint convexity at random pairs
     (a necessary condition; the losses and regularizers are convex by construction)."""
     rng = np.random.default_rng(11)
@@ -195,7 +195,7 @@ def check_assumption_2(context: CheckContext) -> Measurement | tuple[Verdict, Ev
                  **gaps)
 
 
-def check_noise_eps_delta_vs_zcdp(context: CheckContext) -> Measurement | tuple[Verdict, Evidence]:
+def check_noise_eps_delta_vs_zcdp(context: CheckContext) -> Measurement:
     """At equal total (eps, delta), T and tau, the (eps,delta)DP-NFL calibration (harness default,
     spec Sec. 2.10 A3) adds more noise than zCDP-NFL at every iteration (spec 7.1.13)."""
     values = context.parameters["figure-1"]
@@ -280,12 +280,13 @@ def _long_runs(context: CheckContext, runs: list[tuple[str, float]]) -> dict[tup
     return {key: context.memo[task.key] for key, task in tasks.items()}
 
 
-def check_theorem_3(context: CheckContext) -> tuple[Verdict, Evidence]:
-    """Theorem III (L228): under Assumptions 2-3, convergence to the exact solution. Decision rule
-    (spec 7.3.1): one-sided 95% upper bound of the mean normalized error at the horizon below 1e-3
-    AND a decreasing Mann-Kendall trend over the grid. A significant plateau above the threshold
-    (no decreasing trend) refutes; a decreasing error still above it is inconclusive."""
-    values, verdicts = {}, []
+def check_theorem_3(context: CheckContext) -> Measurement:
+    """Theorem III (L228): under Assumptions 2-3, convergence to the exact solution. Per case, `cases` for
+    the rule converges(CONVERGENCE_THRESHOLD) (spec 7.3.1): final_upper = one-sided 95% upper bound of the
+    mean normalized error at the horizon, final = that mean, stalled = no decreasing Mann-Kendall trend over
+    the grid (a diverged run: inf, stalled). A plateau above the threshold refutes; a decreasing error still
+    above it is inconclusive."""
+    values, cases = {}, {}
     all_runs = _long_runs(context, [(figure, power) for figure in FIGURES for power in THEOREM_3_POWERS])
     for figure, problem in FIGURES.items():
         for power in THEOREM_3_POWERS:
@@ -295,27 +296,20 @@ def check_theorem_3(context: CheckContext) -> tuple[Verdict, Evidence]:
             label = f"{problem}, eta0 n^-{power:g}"
             if not np.all(np.isfinite(final)):
                 values[label] = {"diverged": True, "T": int(horizon)}
-                verdicts.append(Verdict.REFUTED)
+                cases[label] = {"final_upper": np.inf, "final": np.inf, "stalled": True}
                 continue
             upper = one_sided_upper_mean_bound(final, 1 - SIGNIFICANCE, rng=np.random.default_rng(3))
             trend = mann_kendall(runs.groupby("iteration").normalized_error.mean().to_numpy())
             values[label] = {"mean_error_at_T": float(final.mean()), "upper_95": float(upper), "T": int(horizon),
                              "mann_kendall_p": float(trend[1]), "trend": trend[2]}
-            if upper < CONVERGENCE_THRESHOLD and trend[2] == "decreasing":
-                verdicts.append(Verdict.CONFIRMED)
-            elif trend[2] != "decreasing" and final.mean() > CONVERGENCE_THRESHOLD:
-                verdicts.append(Verdict.REFUTED)
-            else:
-                verdicts.append(Verdict.INCONCLUSIVE)
-    verdict = (Verdict.REFUTED if Verdict.REFUTED in verdicts else
-               Verdict.CONFIRMED if all(v == Verdict.CONFIRMED for v in verdicts) else Verdict.INCONCLUSIVE)
+            cases[label] = {"final_upper": float(upper), "final": float(final.mean()), "stalled": trend[2] != "decreasing"}
     summary = "; ".join(f"{k}: diverged" if v.get("diverged") else
                         f"{k}: e(T)={v['mean_error_at_T']:.2g} (upper {v['upper_95']:.2g}), {v['trend']}"
                         for k, v in values.items())
-    return verdict, Evidence(summary, values)
+    return Measurement(summary, {**values, "cases": cases})
 
 
-def check_theorem_4(context: CheckContext) -> Measurement | tuple[Verdict, Evidence]:
+def check_theorem_4(context: CheckContext) -> Measurement:
     """Theorem IV (L260): under Assumptions 2 and 4, O(1/n). Schedule eta0 n^1.1 (Assumption 4
     holds: sum 1/eta < inf). OLS slope of log(|G(T)| + C(T)) vs log T over T >= 200, 95% bootstrap CI
     over runs (spec 7.3.2), per problem, as `intervals` for the rule interval_below(RATE_THRESHOLD):
@@ -345,7 +339,7 @@ def check_theorem_4(context: CheckContext) -> Measurement | tuple[Verdict, Evide
     return Measurement(f"eta = eta0 n^1.1 (Assumption 4 holds) — {summary}", {"intervals": intervals, **values})
 
 
-def check_ground_truth_certified(context: CheckContext) -> Measurement | tuple[Verdict, Evidence]:
+def check_ground_truth_certified(context: CheckContext) -> Measurement:
     """The reference w_c of the normalized error (L304, 'obtained by the CVX toolbox'): solved with
     CVXPY on each experiment's instance and accepted only with its optimality certificate."""
     values = {}
@@ -359,7 +353,7 @@ def check_ground_truth_certified(context: CheckContext) -> Measurement | tuple[V
                  **values)
 
 
-def check_experiment_hypotheses(context: CheckContext) -> Measurement | tuple[Verdict, Evidence]:
+def check_experiment_hypotheses(context: CheckContext) -> Measurement:
     """Do the Sec. 5 experiments, with the parameters actually used, satisfy the hypotheses of
     Theorems I-IV? Assumption 1 (per-sample subgradients <= c1, measured), Assumption 2 (convexity,
     measured), Assumption 3 (eta^(n) -> 0) and Assumption 4 (sum_n max_k 1/(2 eta_k^(n+1)) < inf)
