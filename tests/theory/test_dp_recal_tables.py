@@ -165,6 +165,7 @@ def test_least_communication_rule():
 
 
 def test_cpu_time_rule_has_two_bounds():
+    """The criterion is measured (`excess` > 0: slower than allowed); our own CPU times are reported, never a verdict."""
     check = _declared("table-4-cpu-time")
     res = {r: 1.0 for r in RECAL + COMPETITORS}
     # DP-RECAL 1.2 s vs 1.0 s: within 1.25 of a plain row, but above 1.0 against inner-loop / decaying rows
@@ -172,15 +173,16 @@ def test_cpu_time_rule_has_two_bounds():
     verdict, evidence = check(_context(_results(res, seconds={**slow, "l1/dp-admm-12/fixed": 2.0,
                                                               "l1/dp-admm-13/decaying": 2.0,
                                                               "l1/dp-rwadmm-30/fixed": 2.0})))
-    assert verdict is Verdict.CONFIRMED
+    assert verdict is Verdict.INCONCLUSIVE and evidence.values["excess"] <= 0
     assert evidence.values["ijcnn1/l1/dp-nids-28/fixed"]["ratio"] == pytest.approx(1.2)
     verdict, evidence = check(_context(_results(res, seconds=slow)))       # 1.2 > 1 vs DP-ADMM [12] (inner loop)
     failures = evidence.summary.split(". ")[0]
-    assert verdict is Verdict.REFUTED and "dp-admm-12" in failures and "dp-nids-28" not in failures
+    assert verdict is Verdict.INCONCLUSIVE and evidence.values["excess"] > 0
+    assert "dp-admm-12" in failures and "dp-nids-28" not in failures
     verdict, evidence = check(_context(_results(res, seconds={"l1/dp-recal/fixed": 1.3, "0/dp-recal/fixed": 0.5,
                                                               "l1/dp-admm-12/fixed": 2.0, "l1/dp-admm-13/decaying": 2.0,
                                                               "l1/dp-rwadmm-30/fixed": 2.0})))
-    assert verdict is Verdict.REFUTED and "dp-nids-28" in evidence.summary.split(". ")[0]  # 1.3 > 1.25
+    assert verdict is Verdict.INCONCLUSIVE and "dp-nids-28" in evidence.summary.split(". ")[0]  # 1.3 > 1.25
 
 
 def test_printed_numbers_rule_and_relative_differences():

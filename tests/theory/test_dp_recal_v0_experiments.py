@@ -143,5 +143,6 @@ def test_similar_time_rule(recal_seconds, expected):
                      _rows("dp-nids-28", _spread(0.1), cpu_seconds=6.0), _rows("dp-extra-27", _spread(0.1), cpu_seconds=8.0),
                      _rows("dp-rwadmm-30", _spread(0.1), cpu_seconds=800.0))
     verdict, evidence = _run(check, {"v0-table-5": results})
-    assert verdict == expected
+    assert verdict == Verdict.INCONCLUSIVE      # our own CPU times are reported, never a verdict
+    assert (evidence.values["excess"] <= 0) == (expected == Verdict.CONFIRMED)
     assert evidence.values["ratio"]["mnist-v0/ring"] == pytest.approx(recal_seconds / 8.0)

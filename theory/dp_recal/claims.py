@@ -43,6 +43,10 @@ WALK_LAW = fits_identity(level=activation.WALK_LEVEL)   # the walk's exact laws 
 RESIDUAL = within_tolerance(convergence.RELATIVE_TOLERANCE)                  # an identity up to float64 slack
 ABSOLUTE_RESIDUAL = within_tolerance(convergence.RELATIVE_TOLERANCE, relative=False)
 EXPONENT = interval_below(complexity.EXPONENT_MARGIN)   # CI of the growth exponent minus the printed one
+# the wall-clock time of our own numpy code (baselines batched, the relay sequential) says nothing about the paper's
+# implementations or hardware: measured and shown, never a witness either way
+OWN_TIMING = reported("a CPU time measured on our implementations and this machine cannot refute or confirm a "
+                      "statement about the paper's implementations (Matlab, i5-12500H)")
 # an R-linear rate bounds the error: a slope CI at or above 0 refutes it, a fit that is not log-linear cannot confirm it
 RATE = interval_below(0.0, level=1 - convergence.CONFIDENCE, min_r_squared=convergence.RATE_MIN_R_SQUARED)
 
@@ -170,7 +174,7 @@ def _table_claims(table: str, number: str, loss: str, line: str) -> tuple[Claim,
               "As far as CPU time is concerned, DP-RECAL doesn't seem to be inferior or even better, especially "
               "compared to those algorithms with decaying stepsizes and internal loops.",
               Check("CPU time per replica vs each row of its r group (pre-registered ratios)", N,
-                    tables.cpu_time_not_inferior(table), rule=AT_MOST, needs=(table,), datasets=V1)),
+                    tables.cpu_time_not_inferior(table), rule=OWN_TIMING, needs=(table,), datasets=V1)),
         claim(f"{table}-printed-values", "table", line, f"Table {number}: the printed Comm., Time and RE. ({loss})",
               "The printed values; quantitatively: DP-RECAL reaches a relative error at machine precision "
               f"({min(printed):.2g} .. {max(printed):.2g}) at eps = 12 with PLF 300 on every dataset, for r = l1 and r = 0.",
@@ -314,7 +318,7 @@ V0 = (
                 v0.on_cases(v0.less_communication, "v0-table-5", note_minimizer=False), rule=EXACT,
                 needs=v0.needs("v0-table-5"), datasets=V0),
           Check(f"time: CPU time per run <= {v0.TIME_FACTOR:g} x the others' median", N,
-                v0.on_cases(v0.similar_time, "v0-table-5", note_minimizer=False), rule=AT_MOST,
+                v0.on_cases(v0.similar_time, "v0-table-5", note_minimizer=False), rule=OWN_TIMING,
                 needs=v0.needs("v0-table-5"), datasets=V0)),
     claim("v0-objective-informative", "implicit", "v0:L512-L522",
           "v0: the Lasso objective gives an informative classifier",
