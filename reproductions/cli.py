@@ -55,10 +55,9 @@ def _papers(paper_id: str | None) -> list[Paper]:
 
 
 def _parameters(paper: Paper, profile: str) -> dict:
-    """Every experiment's parameter values with their provenance, as the paper's checks receive them."""
-    from dpverify.reproductions.experiments import experiments_of
+    from dpverify.reproductions.experiments import parameters_of
 
-    return {experiment.id: experiment.config(str(profile)).as_parameters() for experiment in experiments_of(paper.id)}
+    return parameters_of(paper.id, profile)
 
 
 def _check_claims(paper: Paper, claim_id: str | None, context: CheckContext) -> list[ClaimResult]:
@@ -173,6 +172,60 @@ def reproduce(paper: PaperArg = None,
     _print_verdicts(all_results)
     typer.echo("report: " + ", ".join(str(p) for p in paths))
     _finish(all_results, strict)
+
+
+@app.command()
+def verify(paper: Annotated[str, typer.Argument(help="paper id (see `dpverify list`)")],
+           impl: Annotated[str, typer.Option("--impl", help="your implementation: package.module:function or "
+                                             "path/to/file.py:function, called as function(setting, rng)")],
+           noise: Annotated[str, typer.Option(help="tape: it draws its noise from the rng it is given, in the order "
+                                              "(round, agent, coordinate), so exact conformance runs; own: it draws "
+                                              "its own noise (exact conformance is not run)")] = "tape",
+           checks: Annotated[Optional[str], typer.Option(help="comma-separated subset of accounting, exact, "
+                                                          "noise-scale, distribution, privacy (default: all)")] = None,
+           profile: ProfileOpt = Profile.quick, seed: SeedOpt = DEFAULT_ROOT_SEED) -> None:
+    """Validate your implementation of a paper's algorithm: exact conformance on dpverify's noise draws, its
+    reported noise scales, the noise it actually sends, the distribution of its messages, and a privacy audit of
+    its own messages. Exit status 0 if no check finds a deviation, 3 if one does (docs/verify.md)."""
+    from dpverify.reproductions.verify import verify as run_verify
+
+    selected = tuple(c.strip() for c in checks.split(",") if c.strip()) if checks else None
+    result = run_verify(paper, impl, profile=str(profile), seed=seed, noise=noise, checks=selected, progress=True)
+    for line in result.lines():
+        typer.echo(line)
+    if not result.conforms:
+        raise typer.Exit(result.exit_status)
+
+
+@app.command("audit-mechanism")
+def audit_mechanism(
+        mechanism: Annotated[str, typer.Argument(help="module:function or path/to/file.py:function, called as "
+                                                 "function(dataset, n, rng) -> n outputs, shape (n,) or (n, k)")],
+        epsilon: Annotated[float, typer.Option(help="the claimed epsilon")],
+        neighbours: Annotated[str, typer.Option(help="module:object holding a pair (dataset, dataset') of neighbouring "
+                                                "inputs, or a function returning it")],
+        delta: Annotated[float, typer.Option(help="the claimed delta")] = 0.0,
+        samples: Annotated[int, typer.Option(min=40, help="outputs per dataset (half choose the test, half run it)")]
+        = 100_000,
+        confidence: Annotated[float, typer.Option(help="confidence of the lower bound, in (0, 1)")] = 0.95,
+        seed: SeedOpt = DEFAULT_ROOT_SEED) -> None:
+    """Audit your own mechanism: an empirical lower bound on its epsilon from its outputs on two neighbouring
+    inputs, against the epsilon you claim. Exit status 3 when the bound exceeds the claim (refuted); no violation
+    reads "not refuted at N samples", never "private"."""
+    from dpverify.reproductions.verify import load_implementation, load_object
+    from dpverify.theory.audit import PrivacyClaim
+    from dpverify.theory.audit import audit as run_audit
+
+    if not 0 < confidence < 1:
+        raise DpverifyError(f"--confidence must lie in (0, 1); got {confidence}")
+    sample = load_implementation(mechanism)
+    pair = load_object(neighbours)
+    pair = pair() if callable(pair) else pair
+    result = run_audit(sample, pair, PrivacyClaim(epsilon=epsilon, delta=delta), samples=samples,
+                       confidence=confidence, rng=seed)
+    typer.echo(result.summary())
+    if result.refuted:
+        raise typer.Exit(EXIT_REFUTED)
 
 
 @app.command()

@@ -55,6 +55,11 @@ def experiments_of(paper_id: str) -> list[Experiment]:
     return list(module.EXPERIMENTS) if module is not None else []
 
 
+def parameters_of(paper_id: str, profile: str) -> dict:
+    """Every experiment's parameter values with their provenance, as the paper's checks receive them."""
+    return {experiment.id: experiment.config(str(profile)).as_parameters() for experiment in experiments_of(paper_id)}
+
+
 def find_experiment(paper_id: str, experiment_id: str) -> Experiment:
     for experiment in experiments_of(paper_id):
         if experiment.id == experiment_id:

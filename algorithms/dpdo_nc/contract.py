@@ -1,24 +1,118 @@
-"""What an implementation of DPDO-NC (seeds/002 Algorithm 1) exposes, ours and a user's.
+"""What an implementation of DPDO-NC (seeds/002 Algorithm 1, L159-L168) exposes, ours and a user's.
 
-Set up from the time-varying costs, the graph schedule and the parameters (eps, theta, mirror map,
-radius); randomness arrives as one numpy Generator; it runs `horizon` rounds on `replicas`
-independent Laplace draws at once and returns a DpdoNcRun: the regret accumulators, the noise scales,
-the ledger and, when kept, the broadcasts q_t (the messages on the wire) and the iterates.
-`dpverify verify` (issue 13) builds on this door; the reference implementation is `run_dpdo_nc`.
+An implementation is a callable `implementation(setting, rng) -> transcript` for ONE run:
+- `setting` (`DpdoNcSetting`) holds the instance in plain terms: the weights A(t), the gradient oracle
+  of each node's cost, x_1, eps, theta, the mirror map phi = mirror_scale ||x||^2 (omega = 2
+  mirror_scale) and the radius of Omega = {||x||_1 <= radius}, the horizon T. It needs nothing from
+  dpverify.
+- `rng` is where the noise comes from: a numpy Generator, or dpverify's noise tape
+  (`dpverify.algorithms.core.tape`), which hands every implementation the same draws when it asks
+  for them in the order (round, agent, coordinate), e.g. `rng.laplace(0.0, sigma_t, size=d)` per
+  agent. The implementation draws nothing else from it.
+- the transcript is a mapping (or an object with these attributes): "messages" (T, N, d), the
+  broadcasts q_t = x_t + xi_t that go on the wire (line 4); "iterates" (T+1, N, d), x_1..x_{T+1};
+  optionally "noise_scales" (T,), the sigma_t it calibrated.
+
+`REFERENCE` runs our batched `run_dpdo_nc` through this door; `dpverify verify dpdo-nc` runs a user's
+implementation beside it (docs/verify.md).
 """
 
 from __future__ import annotations
 
-from typing import Protocol
+from dataclasses import dataclass, replace
+from typing import Any, Protocol
 
 import numpy as np
 
-from dpverify.algorithms.dpdo_nc.algorithm import Costs, DpdoNcParams, DpdoNcRun, Schedule, run_dpdo_nc
+from dpverify.algorithms.core.mirror import SquaredEuclidean
+from dpverify.algorithms.dpdo_nc.algorithm import Costs, DpdoNcParams, NodeReplaced, Schedule, run_dpdo_nc
+
+
+@dataclass(frozen=True, eq=False)
+class DpdoNcSetting:
+    """One DPDO-NC instance as an implementation receives it (module docstring). `costs` and `schedule`
+    are dpverify's objects behind `gradient` and `weights`; an implementation need not touch them."""
+
+    costs: Costs
+    schedule: Schedule
+    x1: np.ndarray            # (N, d), public (Definition 4, L190)
+    epsilon: float | None     # None: without differential privacy (sigma_t = 0)
+    theta: float              # the gradient bound that calibrates sigma_t (L75)
+    mirror_scale: float       # phi(x) = mirror_scale ||x||^2; omega = 2 mirror_scale
+    radius: float             # Omega = {||x||_1 <= radius}
+    horizon: int              # T
+
+    @property
+    def num_agents(self) -> int:
+        return self.schedule.num_agents
+
+    @property
+    def dim(self) -> int:
+        return self.x1.shape[-1]
+
+    @property
+    def omega(self) -> float:
+        return 2.0 * self.mirror_scale
+
+    def weights(self, t: int) -> np.ndarray:
+        """A(t), (N, N): row i holds node i's weights a_ij(t) on the broadcasts it receives (eq. (6))."""
+        return self.schedule.at(t)
+
+    def gradient(self, t: int, i: int, x: np.ndarray) -> np.ndarray:
+        """grad f_t^i(x), (d,), node i's own cost at round t (line 6)."""
+        points = np.zeros((self.num_agents, self.dim))
+        points[i] = x
+        return self.costs.own_gradient(t, points)[i]
+
+    def params(self) -> DpdoNcParams:
+        """The reference's parameters (literal readings: noisy self copy, one broadcast per node)."""
+        return DpdoNcParams(self.epsilon, self.theta, SquaredEuclidean(self.mirror_scale), self.radius)
+
+    def with_costs(self, costs: Costs, horizon: int | None = None) -> DpdoNcSetting:
+        return replace(self, costs=costs, horizon=self.horizon if horizon is None else horizon)
 
 
 class DpdoNcImplementation(Protocol):
-    def __call__(self, costs: Costs, schedule: Schedule, params: DpdoNcParams, *, horizon: int, replicas: int,
-                 rng: np.random.Generator) -> DpdoNcRun: ...
+    def __call__(self, setting: DpdoNcSetting, rng: Any) -> Any: ...
 
 
-REFERENCE: DpdoNcImplementation = run_dpdo_nc
+def reference(setting: DpdoNcSetting, rng: Any) -> dict[str, np.ndarray]:
+    """Our run_dpdo_nc, one run, through the contract."""
+    params = setting.params()
+    run = run_dpdo_nc(setting.costs, setting.schedule, params, horizon=setting.horizon, replicas=1, rng=rng,
+                      dim=setting.dim, x1=setting.x1, keep=True, regret=False)
+    return {"messages": run.broadcasts[:, 0], "iterates": run.iterates[:, 0], "noise_scales": run.sigmas}
+
+
+REFERENCE: DpdoNcImplementation = reference
+
+
+def shapes(setting: DpdoNcSetting) -> dict[str, tuple[int, ...]]:
+    """The transcript's arrays: messages (T, N, d), iterates (T+1, N, d), noise_scales (T,) (optional)."""
+    t, n, d = setting.horizon, setting.num_agents, setting.dim
+    return {"messages": (t, n, d), "iterates": (t + 1, n, d), "noise_scales": (t,)}
+
+
+def added_noise(transcript: dict[str, np.ndarray]) -> np.ndarray:
+    """xi_t = q_t - x_t (line 4): the noise each broadcast carries, (T, N, d)."""
+    return transcript["messages"] - transcript["iterates"][:-1]
+
+
+def calibration(setting: DpdoNcSetting) -> np.ndarray:
+    """sigma_t = 2 sqrt(d) alpha_t theta / (omega eps), t = 1..T (Algorithm 1 line 1 with Lemma 1's bound (8))."""
+    params = setting.params()
+    return np.array([params.sigma(t, setting.num_agents, setting.dim) for t in range(1, setting.horizon + 1)])
+
+
+def neighbours(setting: DpdoNcSetting, node: int = 0, horizon: int = 2) -> tuple[DpdoNcSetting, DpdoNcSetting]:
+    """Neighbouring settings (Definition 3, L186): node `node`'s cost replaced by <c, x> and by <-c, x>, ||c|| =
+    theta along (1, ..., 1), the worst case of Lemma 1's bound; `horizon` rounds (x_2 is the first state that
+    depends on the costs, so q_2 is the first release that can leak them)."""
+    c = np.full(setting.dim, setting.theta / np.sqrt(setting.dim))
+    return (setting.with_costs(NodeReplaced(setting.costs, node, c), horizon),
+            setting.with_costs(NodeReplaced(setting.costs, node, -c), horizon))
+
+
+def observe(transcript: dict[str, np.ndarray], node: int = 0, release: int = 2) -> np.ndarray:
+    """What the paper's adversary observes of the neighbours' difference: node `node`'s broadcast q_release."""
+    return transcript["messages"][release - 1, node]

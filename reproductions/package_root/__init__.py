@@ -11,3 +11,12 @@ try:
     __version__ = version("dpverify")
 except PackageNotFoundError:  # imported from a source tree that was never installed
     __version__ = "unknown"
+
+
+def __getattr__(name: str):
+    """`dpverify.verify`, imported on first use (it loads the harness, which `import dpverify` should not)."""
+    if name == "verify":
+        from dpverify.reproductions.verify import verify
+
+        return verify
+    raise AttributeError(f"module 'dpverify' has no attribute {name!r}")

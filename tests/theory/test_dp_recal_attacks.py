@@ -9,7 +9,6 @@ import pytest
 from dpverify.reproductions.datasets import DATASET_NAMES, SHARED_DATA_DIR
 from dpverify.reproductions.dp_recal.attacks import simulate_attack
 from dpverify.theory.claims import Verdict
-from dpverify.theory.dp_recal import attacks
 from dpverify.theory.dp_recal.claims import PAPER
 from dpverify.theory.execution import CheckContext
 

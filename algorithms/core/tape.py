@@ -1,0 +1,62 @@
+"""The noise of exact conformance: one fixed stream of draws that every implementation receives.
+
+`NoiseTape` stands in for a `numpy.random.Generator`. Each distribution (Laplace, Gaussian) has its
+own fixed stream of standard variates, derived from a seed, and hands them out in the order they are
+asked for: `laplace(loc, scale, size)` returns `loc + scale * z` with `z` the next `prod(size)`
+standard Laplace variates. Two implementations that draw the same distributions in the same order
+(iteration, then agent, then coordinate: a per-agent loop asking for `size=d` per agent, or a batched
+code asking for `size=(N, d)` once per iteration) receive the same numbers, each at the scale it
+computed itself. A wrong scale, a skipped draw or a draw in another order therefore shows in the
+released messages, which is what exact conformance compares.
+
+numpy has no such object (a Generator's stream depends on how the draws are split), hence this one.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from dpverify.algorithms.core.errors import InvalidParameterError
+
+STREAMS = ("laplace", "normal")   # one stream per distribution, so adding Gaussian draws never shifts Laplace ones
+CHUNK = 4096                      # variates generated at once (memory only: any value gives the same stream)
+
+
+class NoiseTape:
+    """A Generator look-alike whose draws come from fixed streams (module docstring). `drawn` counts the
+    variates handed out per distribution."""
+
+    def __init__(self, seed: int):
+        self.seed = int(seed)
+        self._generators = {kind: np.random.default_rng(np.random.SeedSequence(self.seed, spawn_key=(index,)))
+                            for index, kind in enumerate(STREAMS)}
+        self._buffers = {kind: np.empty(0) for kind in STREAMS}
+        self.drawn = dict.fromkeys(STREAMS, 0)
+
+    def _take(self, kind: str, count: int) -> np.ndarray:
+        buffer = self._buffers[kind]
+        while buffer.size < count:
+            generator = self._generators[kind]
+            fresh = generator.laplace(0.0, 1.0, CHUNK) if kind == "laplace" else generator.standard_normal(CHUNK)
+            buffer = np.concatenate([buffer, fresh])
+        self._buffers[kind] = buffer[count:]
+        self.drawn[kind] += count
+        return buffer[:count]
+
+    def _draw(self, kind: str, loc, scale, size) -> np.ndarray | float:
+        loc, scale = np.asarray(loc, dtype=float), np.asarray(scale, dtype=float)
+        if np.any(scale < 0):
+            raise InvalidParameterError(f"a noise scale must be >= 0; got {scale.min()}")
+        shape = np.broadcast(loc, scale).shape if size is None else tuple(np.atleast_1d(size).astype(int))
+        z = self._take(kind, int(np.prod(shape, dtype=int))).reshape(shape)
+        out = loc + scale * z
+        return float(out) if size is None and out.ndim == 0 else out
+
+    def laplace(self, loc=0.0, scale=1.0, size=None):
+        return self._draw("laplace", loc, scale, size)
+
+    def normal(self, loc=0.0, scale=1.0, size=None):
+        return self._draw("normal", loc, scale, size)
+
+    def standard_normal(self, size=None):
+        return self._draw("normal", 0.0, 1.0, size)

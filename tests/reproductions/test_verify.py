@@ -1,0 +1,141 @@
+"""`dpverify verify` on DPDO-NC: the per-agent-loop example and our reference conform; six realistic bugs
+planted into copies of the example are each flagged by the check that should see them; the correct example's
+false-alarm rate over 20 seeds is within the stated level; the CLI, the Python API and the pytest plugin."""
+
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+import scipy.stats
+
+import dpverify
+from dpverify.reproductions.cli import EXIT_USER_ERROR
+from dpverify.reproductions.verify import EXIT_NONCONFORMING, load_implementation, verify
+from dpverify.theory.claims import Verdict
+from dpverify.theory.stats import SIGNIFICANCE
+
+REPO = Path(__file__).resolve().parents[2]
+EXAMPLE = REPO / "examples" / "dpdo_nc" / "my_dpdo_nc.py"
+FAST = ("accounting", "exact", "noise-scale", "distribution")      # every check but the (slower) privacy audit
+
+# (bug, text in the example, planted text, the checks that must refute it)
+BUGS = [
+    ("noise scale off by a factor (half)", "sigma = 2.0 * np.sqrt(d) * alpha", "sigma = 1.0 * np.sqrt(d) * alpha",
+     {"accounting", "noise-scale", "exact"}),
+    ("sensitivity computed with the next round's stepsize", "sigma = 2.0 * np.sqrt(d) * alpha * setting.theta",
+     "sigma = 2.0 * np.sqrt(d) * (1.0 / (n * np.sqrt(t + 1))) * setting.theta", {"accounting", "noise-scale"}),
+    ("noise drawn but the un-noised values mixed", "z = sum(weights[i, j] * q[j] for j in range(n))",
+     "z = sum(weights[i, j] * x[j] for j in range(n))", {"exact", "distribution"}),
+    ("projection onto Omega skipped",
+     "new_x.append(project_l1_ball(z - alpha * g / (2.0 * setting.mirror_scale), setting.radius))",
+     "new_x.append(z - alpha * g / (2.0 * setting.mirror_scale))", {"exact", "distribution"}),
+    ("stepsize off by one round", "alpha = 1.0 / (n * np.sqrt(t))", "alpha = 1.0 / (n * np.sqrt(t + 1))",
+     {"exact", "accounting"}),
+    ("mixing weights transposed (a_ji for a_ij)", "z = sum(weights[i, j] * q[j]", "z = sum(weights[j, i] * q[j]",
+     {"exact"}),
+]
+
+
+def planted(tmp_path: Path, original: str, replacement: str) -> Path:
+    source = EXAMPLE.read_text()
+    assert source.count(original) == 1, original
+    path = tmp_path / "buggy_dpdo_nc.py"
+    path.write_text(source.replace(original, replacement))
+    return path
+
+
+def verdicts(result) -> dict[str, Verdict]:
+    return {r.claim.id.split("conformance-")[1]: r.verdict for r in result.results}
+
+
+def test_the_example_and_the_reference_conform():
+    """Every check, the privacy audit of the implementation's own messages included (not refuted)."""
+    for implementation in (f"{EXAMPLE}:run", "dpverify.algorithms.dpdo_nc.contract:REFERENCE"):
+        result = verify("dpdo-nc", implementation)
+        assert result.conforms and result.exit_status == 0, result.lines()
+        found = verdicts(result)
+        assert found["exact"] == found["accounting"] == found["noise-scale"] == Verdict.CONFIRMED
+        assert found["privacy"] == Verdict.INCONCLUSIVE          # an audit never confirms
+        assert result.lines()[-1].endswith("conforms to dpdo-nc: no check found a deviation")
+
+
+@pytest.mark.parametrize("bug, original, replacement, flagged", BUGS, ids=[b[0] for b in BUGS])
+def test_each_planted_bug_is_flagged_by_its_check(bug, original, replacement, flagged, tmp_path):
+    result = verify("dpdo-nc", f"{planted(tmp_path, original, replacement)}:run", checks=FAST)
+    found = verdicts(result)
+    assert {name for name in flagged if found[name] == Verdict.REFUTED} == flagged, (bug, found)
+    assert result.exit_status == EXIT_NONCONFORMING
+    assert "first failing check dpdo-nc/conformance-" in result.lines()[-1]
+
+
+def test_a_too_small_noise_is_caught_by_the_audit_of_its_own_messages(tmp_path):
+    """Noise ten times too small: the audit's eps lower bound exceeds the claimed eps."""
+    path = planted(tmp_path, "sigma = 2.0 * np.sqrt(d) * alpha", "sigma = 0.2 * np.sqrt(d) * alpha")
+    result = verify("dpdo-nc", f"{path}:run", checks=("privacy",))
+    assert verdicts(result)["privacy"] == Verdict.REFUTED, result.lines()
+
+
+def test_an_implementation_with_its_own_noise_is_judged_statistically(tmp_path):
+    path = planted(tmp_path, "rng.laplace(0.0, sigma, size=d)", "own.laplace(0.0, sigma, size=d)")
+    path.write_text(path.read_text().replace("    n, d = setting.num_agents, setting.dim\n",
+                                             "    n, d = setting.num_agents, setting.dim\n"
+                                             "    own = np.random.default_rng(rng.integers(2**32))\n"))
+    owned = verify("dpdo-nc", f"{path}:run", checks=FAST, noise="own")
+    found = verdicts(owned)
+    assert found["exact"] == Verdict.NOT_RUN and owned.conforms, owned.lines()
+    assert found["noise-scale"] == Verdict.CONFIRMED and found["distribution"] == Verdict.CONFIRMED
+    assert verdicts(verify("dpdo-nc", f"{path}:run", checks=("exact",)))["exact"] == Verdict.REFUTED
+
+
+def test_false_alarm_rate_of_the_correct_example():
+    """20 seeds x the two statistical checks (each refutes a conforming implementation at most at 0.05): the
+    number of refutations is tested against that level with a one-sided binomial test at 0.001."""
+    refuted = 0
+    for seed in range(20):
+        found = verdicts(verify("dpdo-nc", f"{EXAMPLE}:run", seed=seed, checks=("noise-scale", "distribution")))
+        refuted += sum(v == Verdict.REFUTED for v in found.values())
+    assert scipy.stats.binomtest(refuted, 40, SIGNIFICANCE, alternative="greater").pvalue > 0.001, refuted
+
+
+def test_the_python_api_and_bad_input():
+    assert dpverify.verify is verify
+    with pytest.raises(dpverify.algorithms.core.errors.DpverifyError, match="module:object"):
+        load_implementation("no-colon")
+    with pytest.raises(dpverify.algorithms.core.errors.DpverifyError, match="no conformance suite yet"):
+        verify("wang-basar", f"{EXAMPLE}:run")
+    with pytest.raises(dpverify.algorithms.core.errors.DpverifyError, match="unknown check"):
+        verify("dpdo-nc", f"{EXAMPLE}:run", checks=("speed",))
+
+
+def run_cli(*args, cwd=None):
+    return subprocess.run([sys.executable, "-m", "dpverify", *args], capture_output=True, text=True, cwd=cwd,
+                          timeout=600)
+
+
+def test_the_command_exit_statuses(tmp_path):
+    buggy = planted(tmp_path, *BUGS[5][1:3])
+    failing = run_cli("verify", "dpdo-nc", "--impl", f"{buggy}:run", "--checks", "exact", cwd=tmp_path)
+    assert failing.returncode == EXIT_NONCONFORMING
+    assert failing.stdout.splitlines()[-1].startswith(f"{buggy}:run does not conform to dpdo-nc: first failing check "
+                                                      "dpdo-nc/conformance-exact: ")
+    missing = run_cli("verify", "dpdo-nc", "--impl", f"{tmp_path}/nothing.py:run")
+    assert missing.returncode == EXIT_USER_ERROR and missing.stderr.startswith("error: no file")
+
+
+def test_the_pytest_plugin_in_a_throwaway_project(tmp_path):
+    (tmp_path / "test_conformance.py").write_text(textwrap.dedent(f"""
+        import pytest
+
+        @pytest.mark.dpverify("dpdo-nc", impl="{EXAMPLE}:run", checks=("exact",))
+        def test_with_the_marker(dpverify_result):
+            assert dpverify_result.conforms, dpverify_result.lines()
+
+        def test_with_the_fixture(dpverify_verify):
+            result = dpverify_verify("dpdo-nc", "{EXAMPLE}:run", checks=("exact", "accounting"))
+            assert result.conforms, result.lines()
+    """))
+    result = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", str(tmp_path)],
+                            capture_output=True, text=True, cwd=tmp_path, timeout=600)
+    assert result.returncode == 0 and "2 passed" in result.stdout, result.stdout + result.stderr

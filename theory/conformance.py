@@ -1,0 +1,268 @@
+"""Conformance of an implementation to a paper (docs/verify.md): the checks `dpverify verify` runs.
+
+A paper room that supports verify has `theory/<paper>/conformance.py` with `SUITE = Suite(...)`: how
+the verification setting is built from the experiments' parameters, the reference implementation (the
+room's `contract.REFERENCE`, which goes through the same door as the user's), the paper's noise
+calibration, the neighbouring settings and what the paper's adversary observes. From it,
+`conformance_claims(suite, implementation)` builds five claims about the implementation, each decided
+by a rule of theory/rules.py:
+
+1. accounting: the noise scales the implementation reports equal the paper's calibration (exact);
+2. exact: with dpverify's noise tape (the same draws for both), its messages and states equal the
+   reference's at every round, agent and coordinate (exact; the first divergence is reported);
+3. noise scale: from the messages it actually sent (message - state), the noise scale per round and
+   per agent, with simultaneous confidence intervals, against the calibration (equivalence, TOST);
+4. distribution: its messages over independent runs against the reference's, per (round, agent,
+   coordinate), two-sample Kolmogorov-Smirnov, Holm (fits_identity: consistent, not proved);
+5. privacy: the auditor runs the implementation on neighbouring settings and bounds eps from what the
+   paper's adversary observes in its real messages (audit_lower_bounds: refutes, never confirms).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from functools import partial
+from typing import Any
+
+import numpy as np
+import scipy.stats
+
+from dpverify.algorithms.core.errors import DpverifyError
+from dpverify.algorithms.core.tape import NoiseTape
+from dpverify.theory.audit import PrivacyClaim, audit
+from dpverify.theory.claims import Check, Claim, Measurement, Method, NothingToMeasure, holds
+from dpverify.theory.execution import CheckContext, task_seed_sequence
+from dpverify.theory.rules import audit_lower_bounds, equivalence, exact, fits_identity
+from dpverify.theory.stats import SIGNIFICANCE
+
+RELATIVE_TOLERANCE = 1e-9    # default: exact conformance; a per-agent loop sums in another order than a batched code (~1e-15 per round, plausible 1e-12-1e-6)
+ABSOLUTE_TOLERANCE = 1e-12   # default: the same, for values near 0
+EXACT_SEEDS = 3              # default: noise tapes compared (one is enough for a deterministic code; more catch seed-dependent branches)
+# default: independent runs per side for the statistical checks. 400 puts the simultaneous (about 30 intervals) 90%
+# interval of a correctly calibrated Laplace scale within about +-5% of it (|xi|/b ~ Exp(1), N d = 12 draws a run),
+# half the SCALE_MARGIN, so a conforming implementation can be shown equivalent
+REPLICAS = {"quick": 400, "paper": 2000}
+SCALE_MARGIN = 0.10          # default: a noise scale within +-10% of the calibration is equivalent (plausible 5-20%)
+AUDIT_SAMPLES = {"quick": 10_000, "paper": 100_000}  # default: runs per neighbouring setting for the privacy audit
+CHECKS = ("accounting", "exact", "noise-scale", "distribution", "privacy")   # the claims below, in order
+TRANSCRIPT = ("messages", "iterates")   # what every transcript holds (a paper's Suite.shapes may add arrays), first axis the round
+
+
+class ImplementationError(DpverifyError):
+    """The implementation raised, or returned something that is not a transcript."""
+
+
+@dataclass(frozen=True)
+class Suite:
+    """What a paper room supplies for `dpverify verify` (module docstring)."""
+
+    paper: str
+    line: str                                             # the algorithm's seed lines
+    setting: Callable[[CheckContext], Any]                # the verification setting, from the experiments' parameters
+    reference: Callable[[Any, Any], Any]                  # contract.REFERENCE: (setting, rng) -> transcript
+    shapes: Callable[[Any], dict[str, tuple[int, ...]]]   # the transcript's arrays and their shapes (noise_scales optional)
+    added_noise: Callable[[Mapping[str, np.ndarray]], np.ndarray]   # the noise a transcript's messages carry, (T, N, ...)
+    calibration: Callable[[Any], np.ndarray]              # the paper's noise scale, (T,) or (T, N), broadcast to added_noise
+    noise: str                                            # "laplace" or "normal": the noise added to every message
+    neighbours: Callable[[Any], tuple[Any, Any]]          # two neighbouring settings, short enough to audit
+    observe: Callable[[Mapping[str, np.ndarray]], np.ndarray]   # the adversary's view of one transcript, (k,)
+    claimed: Callable[[Any], PrivacyClaim]                # the paper's guarantee for that view
+
+
+def transcript(implementation: Callable, setting: Any, rng: Any,
+               shapes: Callable[[Any], dict[str, tuple[int, ...]]]) -> dict[str, np.ndarray]:
+    """Run the implementation once: its messages, states and, if it reports them, its noise scales, checked
+    against `shapes(setting)`."""
+    try:
+        result = implementation(setting, rng)
+    except Exception as error:  # a user's code may raise anything; it is reported, not a harness crash
+        hint = (" (the noise tape offers laplace, normal and standard_normal; an implementation that draws its noise "
+                 "otherwise is judged with noise='own')" if isinstance(rng, NoiseTape) and isinstance(error, AttributeError)
+                else "")
+        raise ImplementationError(f"the implementation raised {type(error).__name__}: {error}{hint}") from error
+    get = result.get if isinstance(result, Mapping) else partial(getattr, result)
+    arrays = {}
+    for key, expected in shapes(setting).items():
+        value = get(key, None)
+        if value is None:
+            if key == "noise_scales":      # optional
+                continue
+            raise ImplementationError(f"the implementation returned no {key!r} (a transcript has {', '.join(TRANSCRIPT)})")
+        arrays[key] = np.asarray(value, dtype=float)
+        if arrays[key].shape != tuple(expected):
+            raise ImplementationError(f"{key} must have shape {tuple(expected)}; got {arrays[key].shape}")
+    return arrays
+
+
+def first_divergence(name: str, reference: np.ndarray, implementation: np.ndarray) -> dict[str, Any] | None:
+    """The first (round, agent, coordinate) where the arrays differ beyond the tolerance, with both values."""
+    close = np.isclose(implementation, reference, rtol=RELATIVE_TOLERANCE, atol=ABSOLUTE_TOLERANCE)
+    if close.all():
+        return None
+    index = tuple(int(i) for i in np.argwhere(~close)[0])
+    return {"array": name, "round": index[0] + 1, "agent": index[1] if len(index) > 1 else None,
+            "coordinate": index[2:] if len(index) > 3 else (index[2] if len(index) > 2 else None),
+            "reference": float(reference[index]), "implementation": float(implementation[index]),
+            "tolerance": ABSOLUTE_TOLERANCE + RELATIVE_TOLERANCE * abs(float(reference[index]))}
+
+
+# ----------------------------------------------------------------- the checks
+def check_accounting(suite: Suite, implementation: Callable, context: CheckContext) -> Measurement:
+    setting = suite.setting(context)
+    try:
+        reported = transcript(implementation, setting, np.random.default_rng(context.root_seed),
+                              suite.shapes).get("noise_scales")
+    except ImplementationError as error:
+        return holds(False, str(error))
+    if reported is None:
+        raise NothingToMeasure("the implementation reports no noise_scales (optional in the transcript)")
+    calibrated = np.broadcast_to(suite.calibration(setting), reported.shape)
+    wrong = np.argwhere(~np.isclose(reported, calibrated, rtol=RELATIVE_TOLERANCE, atol=0.0))
+    first = tuple(wrong[0]) if len(wrong) else None
+    where = (f"first at round {first[0] + 1}{f', agent {first[1]}' if len(first) > 1 else ''}: reported "
+             f"{reported[first]:.6g}, the paper's calibration {calibrated[first]:.6g}" if first else "at every round")
+    return holds(not wrong.size, f"noise scales reported by the implementation vs the paper's calibration: "
+                 f"{'differ' if wrong.size else 'equal'} {where} ({setting.horizon} rounds)",
+                 entries_differing=len(wrong), reported=reported.tolist(), calibrated=calibrated.tolist())
+
+
+def check_exact(suite: Suite, implementation: Callable, context: CheckContext) -> Measurement:
+    setting = suite.setting(context)
+    for offset in range(EXACT_SEEDS):
+        seed = context.root_seed + offset
+        try:
+            theirs = transcript(implementation, setting, NoiseTape(seed), suite.shapes)
+        except ImplementationError as error:
+            return holds(False, f"{error} (noise tape seed {seed})", seed=seed)
+        ours = transcript(suite.reference, setting, NoiseTape(seed), suite.shapes)
+        for name in (key for key in ours if key != "noise_scales"):
+            if found := first_divergence(name, ours[name], theirs[name]):
+                return holds(False, f"{name} diverge first at round {found['round']}, agent {found['agent']}, coordinate "
+                             f"{found['coordinate']}: reference {found['reference']:.10g}, implementation "
+                             f"{found['implementation']:.10g} (tolerance {found['tolerance']:.2g}; noise tape seed {seed}). "
+                             "An implementation that draws its own noise, or in another order than (round, agent, "
+                             "coordinate), differs here by construction: the statistical checks judge it.",
+                             **found, seed=seed)
+    return holds(True, f"messages and states equal the reference's at every round, agent and coordinate "
+                 f"({setting.horizon} rounds, {EXACT_SEEDS} noise tapes, rtol {RELATIVE_TOLERANCE:g})",
+                 seeds=EXACT_SEEDS, rounds=setting.horizon)
+
+
+def _runs(suite: Suite, function: Callable, setting: Any, replicas: int, root_seed: int, key: str) -> dict[str, np.ndarray]:
+    """`replicas` independent runs, each with its own Generator: the messages and the noise they carry, stacked
+    on a leading replica axis."""
+    runs = [transcript(function, setting, np.random.default_rng(task_seed_sequence(root_seed, f"{key}/{r}")),
+                       suite.shapes) for r in range(replicas)]
+    return {"messages": np.stack([run["messages"] for run in runs]),
+            "noise": np.stack([suite.added_noise(run) for run in runs])}
+
+
+def _independent_runs(suite: Suite, implementation: Callable, context: CheckContext) -> dict[str, np.ndarray]:
+    setting = suite.setting(context)
+    replicas = REPLICAS[context.profile]
+    try:
+        return context.memoized(f"verify/{suite.paper}/runs", lambda: _runs(
+            suite, implementation, setting, replicas, context.root_seed, "verify/implementation"))
+    except ImplementationError as error:
+        raise NothingToMeasure(str(error)) from error
+
+
+def scale_interval(noise: np.ndarray, kind: str, confidence: float) -> tuple[float, float]:
+    """Exact confidence interval of the scale of i.i.d. zero-mean noise: Laplace b from sum |xi| ~ b Gamma(n),
+    Gaussian sigma from sum xi^2 ~ sigma^2 chi2(n)."""
+    n, tail = noise.size, (1 - confidence) / 2
+    if kind == "laplace":
+        total = float(np.abs(noise).sum())
+        return total / scipy.stats.gamma.ppf(1 - tail, n), total / scipy.stats.gamma.ppf(tail, n)
+    total = float(np.square(noise).sum())
+    return np.sqrt(total / scipy.stats.chi2.ppf(1 - tail, n)), np.sqrt(total / scipy.stats.chi2.ppf(tail, n))
+
+
+def check_noise_scale(suite: Suite, implementation: Callable, context: CheckContext) -> Measurement:
+    """log(estimated scale / calibrated scale) per round (pooled over agents) and per agent (pooled over
+    rounds), each draw divided by its own calibration, simultaneous (Bonferroni) intervals at 1 - 2 alpha, for
+    the rule equivalence(log(1 + SCALE_MARGIN))."""
+    setting = suite.setting(context)
+    runs = _independent_runs(suite, implementation, context)
+    noise = runs["noise"]                                                # (R, T, N, ...): what was added before sending
+    calibrated = np.asarray(suite.calibration(setting), dtype=float)
+    calibrated = calibrated.reshape(calibrated.shape + (1,) * (noise.ndim - 1 - calibrated.ndim))
+    calibrated = np.broadcast_to(calibrated, noise.shape[1:])
+    private = calibrated > 0
+    if not private.any():
+        raise NothingToMeasure("the setting calibrates no noise (no private round)")
+    standard = np.where(private, noise / np.where(private, calibrated, 1.0), np.nan)   # scale 1 if calibrated
+    families = {f"round {t + 1}": standard[:, t] for t in range(noise.shape[1]) if private[t].any()}
+    if noise.ndim > 3:
+        families |= {f"agent {i}": standard[:, :, i] for i in range(noise.shape[2]) if private[:, i].any()}
+    families = {label: draws[np.isfinite(draws)] for label, draws in families.items()}
+    confidence = 1 - 2 * SIGNIFICANCE / len(families)
+    with np.errstate(divide="ignore"):
+        intervals = {label: tuple(np.log(scale_interval(draws, suite.noise, confidence)))
+                     for label, draws in families.items()}
+    worst = max(intervals, key=lambda k: max(abs(intervals[k][0]), abs(intervals[k][1])))
+    low, high = np.exp(intervals[worst])
+    return Measurement(
+        f"noise actually added to the messages, {runs['messages'].shape[0]} runs: scale / the paper's calibration in "
+        f"[{low:.3g}, {high:.3g}] at its farthest ({worst}; simultaneous {1 - 2 * SIGNIFICANCE:.0%} intervals over "
+        f"{len(families)} rounds and agents); equivalent within +-{SCALE_MARGIN:.0%}",
+        {"intervals": intervals, "replicas": int(runs["messages"].shape[0]), "margin": SCALE_MARGIN})
+
+
+def check_distribution(suite: Suite, implementation: Callable, context: CheckContext) -> Measurement:
+    setting = suite.setting(context)
+    theirs = _independent_runs(suite, implementation, context)["messages"]
+    ours = context.memoized(f"verify/{suite.paper}/reference-runs", lambda: _runs(
+        suite, suite.reference, setting, theirs.shape[0], context.root_seed, "verify/reference"))["messages"]
+    p_values = scipy.stats.ks_2samp(theirs, ours, axis=0).pvalue.ravel()          # one per message entry
+    p_values = np.where(np.isnan(p_values), 1.0, p_values)                        # both constant and equal: no evidence
+    first = int(np.argmin(p_values))
+    where = np.unravel_index(first, theirs.shape[1:])
+    return Measurement(
+        f"messages of {theirs.shape[0]} independent runs vs the reference's, two-sample Kolmogorov-Smirnov per "
+        f"(round, agent, coordinate), {p_values.size} tests: smallest p = {p_values[first]:.3g} at round "
+        f"{where[0] + 1}, entry {tuple(int(i) for i in where[1:])} (Holm, family-wise {SIGNIFICANCE:g})",
+        {"p_values": p_values.tolist(), "replicas": int(theirs.shape[0]), "smallest_p": float(p_values[first])})
+
+
+def check_privacy(suite: Suite, implementation: Callable, context: CheckContext) -> Measurement:
+    setting = suite.setting(context)
+    first, second = suite.neighbours(setting)
+    claim = suite.claimed(setting)
+
+    def sample(neighbour, n, rng):
+        return np.stack([suite.observe(transcript(implementation, neighbour, rng, suite.shapes)) for _ in range(n)])
+    try:
+        result = audit(sample, (first, second), claim, samples=AUDIT_SAMPLES[context.profile],
+                       confidence=context.audit_confidence,
+                       rng=task_seed_sequence(context.root_seed, f"verify/{suite.paper}/audit"))
+    except ImplementationError as error:
+        raise NothingToMeasure(str(error)) from error
+    evidence = result.evidence()
+    return Measurement(f"the implementation's own messages on neighbouring settings ({first.horizon} rounds), what "
+                       f"the paper's adversary observes: {result.summary()}",
+                       {**evidence.values, "lower_bounds": {"eps": (result.epsilon_lower_bound, claim.epsilon)}})
+
+
+def conformance_claims(suite: Suite, implementation: Callable) -> tuple[Claim, ...]:
+    """The five claims of the module docstring about `implementation`, in that order."""
+    def claim(name: str, title: str, statement: str, method: Method, run, rule) -> Claim:
+        return Claim(f"{suite.paper}/conformance-{name}", "conformance", suite.line, title, statement,
+                     (Check(title, method, partial(run, suite, implementation), rule=rule),))
+    return (
+        claim("accounting", "noise scales as calibrated", "The noise scale the implementation reports for every "
+              "round equals the paper's calibration.", Method.NUMERICAL, check_accounting, exact()),
+        claim("exact", "same draws, same transcript", "Given the same noise draws, the implementation sends the "
+              "reference's messages and reaches its states at every round, agent and coordinate.",
+              Method.NUMERICAL, check_exact, exact()),
+        claim("noise-scale", "noise actually sent as calibrated", "The noise in the messages the implementation "
+              "sends has the paper's scale at every round and agent.", Method.STATISTICAL, check_noise_scale,
+              equivalence(float(np.log1p(SCALE_MARGIN)))),
+        claim("distribution", "messages distributed as the reference's", "Over independent runs, the implementation's "
+              "messages have the reference's distribution at every round, agent and coordinate.",
+              Method.STATISTICAL, check_distribution, fits_identity()),
+        claim("privacy", "its real messages are as private as claimed", "What the paper's adversary observes in the "
+              "implementation's own messages satisfies the paper's privacy guarantee.", Method.AUDIT, check_privacy,
+              audit_lower_bounds()),
+    )
