@@ -7,6 +7,7 @@ import sys
 import textwrap
 from pathlib import Path
 
+import joblib
 import pytest
 import scipy.stats
 
@@ -89,13 +90,15 @@ def test_an_implementation_with_its_own_noise_is_judged_statistically(tmp_path):
     assert verdicts(verify("dpdo-nc", f"{path}:run", checks=("exact",)))["exact"] == Verdict.REFUTED
 
 
+def _statistical_refutations(seed: int) -> int:
+    found = verdicts(verify("dpdo-nc", f"{EXAMPLE}:run", seed=seed, checks=("noise-scale", "distribution")))
+    return sum(v == Verdict.REFUTED for v in found.values())
+
+
 def test_false_alarm_rate_of_the_correct_example():
     """20 seeds x the two statistical checks (each refutes a conforming implementation at most at 0.05): the
     number of refutations is tested against that level with a one-sided binomial test at 0.001."""
-    refuted = 0
-    for seed in range(20):
-        found = verdicts(verify("dpdo-nc", f"{EXAMPLE}:run", seed=seed, checks=("noise-scale", "distribution")))
-        refuted += sum(v == Verdict.REFUTED for v in found.values())
+    refuted = sum(joblib.Parallel(n_jobs=2)(joblib.delayed(_statistical_refutations)(seed) for seed in range(20)))
     assert scipy.stats.binomtest(refuted, 40, SIGNIFICANCE, alternative="greater").pvalue > 0.001, refuted
 
 
