@@ -1,23 +1,170 @@
-"""What an implementation of Wang & Basar's algorithms (seeds/003 Algorithms 1-2) exposes, ours and a user's.
+"""What an implementation of Wang & Basar's Algorithm 2 (seeds/003 eqs. (8)-(9), L174-L198) exposes, ours and a user's.
 
-Set up from the gradient oracle, the agents' initial states (replicas, agents, dim) and the parameters
-(weights, stepsize and noise schedules); randomness arrives as one numpy Generator; it runs
-`iterations` iterations and returns a Trajectory (network average, consensus error, final states).
-`dpverify verify` (issue 13) builds on this door; the reference implementation is `run`.
+An implementation is a callable `implementation(setting, rng) -> transcript` for ONE run:
+- `setting` (`WangBasarSetting`) holds the instance in plain terms: the weights W (Assumption 4), the
+  gradient oracle of each agent's cost f_j, the starting points x^1, the per-coordinate variance
+  sigma_var of the noise n_j^k (L174), the stepsize schedule lambda^k = lam0 for k <= switch, then
+  lam_scale / k (Sec. 6), the horizon T. It needs nothing from dpverify.
+- `rng` is where the noise comes from: a numpy Generator, or dpverify's noise tape
+  (`dpverify.algorithms.core.tape`), which hands every implementation the same draws when it asks
+  for them in the order (round, agent, coordinate). Per round k and agent j (in agent order) the
+  implementation draws n_j^k = rng.normal(0.0, sqrt(sigma_var), size=d) and sends x_j^k - lambda^k
+  (g_j^k + n_j^k), eq. (8): one draw per agent and round, used in every copy it sends and in its own
+  self-term (the literal `noise_draw` reading, spec Sec. 2.3 item 1). Drawing the released noise
+  lambda^k n_j^k = rng.normal(0.0, lambda^k sqrt(sigma_var), size=d) and sending M_j^k minus it is the
+  same. It draws at every round (sigma_var > 0: Algorithm 2 has no noise-free round) and nothing else.
+- the transcript is a mapping (or an object with these attributes): "messages" (T, N, d), what agent j
+  puts on the wire at round k, x_j^k - lambda^k (g_j^k + n_j^k) (eq. (8), before the public factor
+  w_ij); "iterates" (T+1, N, d), x^1..x^{T+1} (eq. (9)); "mechanism" (T, N, d), M_j^k = x_j^k -
+  lambda^k g_j^k, the message before its noise (the paper's mechanism, L496), from which the noise the
+  messages carry is measured; optionally "noise_scales" (T,), lambda^k sqrt(sigma_var), the standard
+  deviation of the released noise lambda^k n_j^k it calibrated (L528).
+
+`REFERENCE` runs our batched `algorithm.step` (the iteration `algorithm.run` repeats; run keeps no
+messages) on one replica through this door; `dpverify verify wang-basar` runs a user's implementation
+beside it (docs/verify.md). The reference's gaussian_mechanism adds + sigma z; REFERENCE hands it the
+negated standard normals, -z, so that the draw z of the tape is n_j^k / sqrt(sigma_var) in eq. (8)'s
+x - lambda (g + n) as printed (the law is the same: the Gaussian is symmetric).
 """
 
 from __future__ import annotations
 
-from typing import Protocol
+import math
+from dataclasses import dataclass, replace
+from typing import Any, Protocol
 
 import numpy as np
 
-from dpverify.algorithms.wang_basar.algorithm import Gradient, Trajectory, WangBasarParams, run
+from dpverify.algorithms.core.noise import PrivacyLedger
+from dpverify.algorithms.wang_basar.algorithm import Gradient, StepSchedule, WangBasarParams, step
+
+NOISE_DRAW = "per_agent"   # spec Sec. 2.3 item 1: (8) indexes n_j^k by the sender only (literal reading of NOISE_DRAWS)
+
+
+@dataclass(frozen=True, eq=False)
+class WangBasarSetting:
+    """One instance of Algorithm 2 as an implementation receives it (module docstring). `oracle` is
+    dpverify's batched gradient behind `gradient`; an implementation need not touch it."""
+
+    oracle: Gradient          # (R, N, d) -> (R, N, d): row j is grad f_j(x_j)
+    weights: np.ndarray       # W (N, N), symmetric, doubly stochastic, w_ii > 0 (Assumption 4, L98-L100)
+    x1: np.ndarray            # (N, d), the starting points x^1 (spec Sec. 2.3 item 3: the loop starts at k = 1)
+    sigma_var: float          # per-coordinate variance of n_j^k ("covariance matrix sigma I_d", L174)
+    lam0: float               # lambda^k = lam0 for k <= switch ...
+    switch: int
+    lam_scale: float          # ... then lam_scale / k (Sec. 6.1, L579: 0.02, 500, 1)
+    horizon: int              # T
+
+    @property
+    def num_agents(self) -> int:
+        return self.x1.shape[0]
+
+    @property
+    def dim(self) -> int:
+        return self.x1.shape[-1]
+
+    @property
+    def schedule(self) -> StepSchedule:
+        return StepSchedule(self.lam0, self.switch, self.lam_scale, 1.0)
+
+    def gradient(self, j: int, x: np.ndarray) -> np.ndarray:
+        """g_j = grad f_j(x), (d,), agent j's own cost (L134: g_j^k = grad f_j(x_j^k))."""
+        points = np.zeros((1, self.num_agents, self.dim))
+        points[0, j] = x
+        return self.oracle(points)[0, j]
+
+    def params(self) -> WangBasarParams:
+        """The reference's parameters (Algorithm 2, the literal per-agent noise draw)."""
+        return WangBasarParams(self.weights, self.schedule, algorithm=2, sigma_var=float(self.sigma_var),
+                               noise_draw=NOISE_DRAW)
+
+
+@dataclass(frozen=True, eq=False)
+class GradientShifted:
+    """Agent `agent`'s cost f + <shift, x>: its gradient moved by `shift` at every x (the audit's neighbours)."""
+
+    oracle: Gradient
+    agent: int
+    shift: np.ndarray
+
+    def __call__(self, states: np.ndarray) -> np.ndarray:
+        gradients = np.array(self.oracle(states), dtype=float)
+        gradients[..., self.agent, :] += self.shift
+        return gradients
 
 
 class WangBasarImplementation(Protocol):
-    def __call__(self, gradient: Gradient, initial: np.ndarray, params: WangBasarParams, iterations: int,
-                 rng: np.random.Generator) -> Trajectory: ...
+    def __call__(self, setting: WangBasarSetting, rng: Any) -> Any: ...
 
 
-REFERENCE: WangBasarImplementation = run
+class _Negated:
+    """The draws of `rng` with the sign flipped: gaussian_mechanism adds + sigma z, eq. (8) subtracts lambda n."""
+
+    def __init__(self, rng: Any):
+        self._rng = rng
+
+    def standard_normal(self, size=None):
+        return -self._rng.standard_normal(size)
+
+
+def reference(setting: WangBasarSetting, rng: Any) -> dict[str, np.ndarray]:
+    """Our algorithm.step, one replica, T rounds, through the contract (module docstring)."""
+    params = setting.params()
+    ledger = PrivacyLedger()
+    draws = _Negated(rng)
+    gradients = []
+
+    def oracle(states: np.ndarray) -> np.ndarray:      # the setting's oracle, its answers kept for M_j^k
+        gradients.append(setting.oracle(states))
+        return gradients[-1]
+
+    states = np.array(setting.x1, dtype=float)[None]
+    iterates, messages, mechanism = [states[0]], [], []
+    for k in range(1, setting.horizon + 1):
+        before = states
+        states, sent = step(states, k, oracle, params, draws, ledger)
+        mechanism.append((before - params.schedule(k) * gradients[-1])[0])        # M_j^k as step forms it (L496)
+        messages.append(sent[0])
+        iterates.append(states[0])
+    scales = np.array([release.scale for release in ledger.releases])               # (T, N), one sigma_var for all
+    return {"messages": np.array(messages), "iterates": np.array(iterates), "mechanism": np.array(mechanism),
+            "noise_scales": scales[:, 0]}
+
+
+REFERENCE: WangBasarImplementation = reference
+
+
+def shapes(setting: WangBasarSetting) -> dict[str, tuple[int, ...]]:
+    """The transcript's arrays: messages (T, N, d), iterates (T+1, N, d), mechanism (T, N, d), noise_scales (T,)
+    (optional)."""
+    t, n, d = setting.horizon, setting.num_agents, setting.dim
+    return {"messages": (t, n, d), "iterates": (t + 1, n, d), "mechanism": (t, n, d), "noise_scales": (t,)}
+
+
+def added_noise(transcript: dict[str, np.ndarray]) -> np.ndarray:
+    """-lambda^k n_j^k = messages - M_j^k (eq. (8)): the noise each message carries, (T, N, d)."""
+    return transcript["messages"] - transcript["mechanism"]
+
+
+def calibration(setting: WangBasarSetting) -> np.ndarray:
+    """lambda^k sqrt(sigma_var), k = 1..T: the standard deviation of the released noise lambda^k n_j^k (L528)."""
+    return setting.schedule(np.arange(1, setting.horizon + 1)) * math.sqrt(setting.sigma_var)
+
+
+def neighbours(setting: WangBasarSetting, agent: int = 0, horizon: int = 1, sigma_var: float | None = None
+               ) -> tuple[WangBasarSetting, WangBasarSetting]:
+    """Neighbouring settings for Theorem 5 (gradients, L518-L524): agent `agent`'s cost f + <c, x> and f - <c, x>,
+    c = e_1 / 2, so its gradient differs by e_1 at every x (l1 distance 1, Definition 1; l2 distance 1, the worst
+    l2 case of (30)); `horizon` rounds (x^1 is public, so the message of round 1 releases g^1 through one Gaussian
+    mechanism); `sigma_var` (None: the setting's) the noise variance of the audited run."""
+    c = np.zeros(setting.dim)
+    c[0] = 0.5
+    variance = setting.sigma_var if sigma_var is None else sigma_var
+    return tuple(replace(setting, oracle=GradientShifted(setting.oracle, agent, sign * c), horizon=horizon,
+                         sigma_var=variance) for sign in (1.0, -1.0))
+
+
+def observe(transcript: dict[str, np.ndarray], agent: int = 0, release: int = 1) -> np.ndarray:
+    """What the paper's adversary observes of the neighbours' difference (L496, L544): agent `agent`'s message at
+    round `release` (the w_ij-scaled copies are post-processing of it, W public)."""
+    return transcript["messages"][release - 1, agent]

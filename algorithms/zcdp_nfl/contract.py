@@ -1,26 +1,199 @@
-"""What an implementation of zCDP-NFL (seeds/004 Algorithm 1, eqs. (7)-(9)) exposes, ours and a user's.
+"""What an implementation of zCDP-NFL (seeds/004 Algorithm 1, eqs. (7)-(9), L83-L100) exposes, ours and a user's.
 
-Set up from the problem (loss and regularizer), the clients' data, the network and the parameters
-(rho, step schedule, c1, noise calibration); randomness arrives as one numpy Generator; it runs
-`horizon` iterations on `replicas` independent noise draws at once and returns a Trajectory: the
-noisy broadcasts (the messages on the wire), the primal and dual states, and the privacy ledger.
-`dpverify verify` (issue 13) builds on this door; the reference implementation is `run_zcdp_nfl`.
+An implementation is a callable `implementation(setting, rng) -> transcript` for ONE run:
+- `setting` (`ZcdpNflSetting`) holds the instance in plain terms: the graph (adjacency, degrees |N_k|,
+  neighbours), each client's per-sample loss subgradients l'(x_kj, y_kj; w) and the regularizer's
+  subgradient R'(w) as oracles, lambda, M_k, the ADMM penalty rho, the step eta^(n) = eta0 n^-eta_power,
+  the gradient bound c1 of Assumption 1 (and whether per-sample subgradients are clipped to it), the
+  zCDP schedule varphi^(n) = phi1 tau^-(n-1) (phi1 None: no noise), the horizon T. It needs nothing
+  from dpverify. Readings of Algorithm 1 (specs/zcdp_nfl.md 2.6, the reference's defaults):
+  tilde w^(0) = w^(0) = 0 and gamma^(0) = 0 (no initial broadcast); at iteration n the subgradient
+  of loss and regularizer is taken at the client's own broadcast tilde w_k^(n-1); one common step
+  eta^(n) for every client, the same one in Lemma I's sensitivity.
+- `rng` is where the noise comes from: a numpy Generator, or dpverify's noise tape
+  (`dpverify.algorithms.core.tape`), which hands every implementation the same draws when it asks
+  for them in the order (iteration, client, coordinate), e.g. `rng.standard_normal(d)` (or
+  `rng.normal(0.0, sigma_k, size=d)`) per client. Our reference draws the noise of every client at
+  every iteration, EVEN WHEN sigma = 0 (phi1 None: the non-private control), so an implementation
+  that conforms exactly draws them too; it draws nothing else from rng.
+- the transcript is a mapping (or an object with these attributes): "messages" (T, N, d), the
+  broadcasts tilde w^(n) = w^(n) + xi^(n), n = 1..T, that go on the wire (eq. (8)); "iterates"
+  (T+1, N, d), the un-noised primal states w^(0) = 0, w^(1), ..., w^(T) (eq. (7)); optionally
+  "noise_scales" (T, N), the sigma_k(n) it calibrated (per client: Lemma I's bound depends on |N_k|
+  and M_k).
+
+`REFERENCE` runs our batched `run_zcdp_nfl` (replicas=1) through this door; `dpverify verify zcdp-nfl`
+runs a user's implementation beside it (docs/verify.md).
 """
 
 from __future__ import annotations
 
-from typing import Protocol
+from dataclasses import dataclass, replace
+from typing import Any, Protocol
 
 import numpy as np
 
+from dpverify.algorithms.core.errors import DpverifyError
 from dpverify.algorithms.core.network import Network
 from dpverify.algorithms.core.problems import LocalData, Problem
-from dpverify.algorithms.zcdp_nfl.algorithm import Trajectory, ZcdpNflParams, run_zcdp_nfl
+from dpverify.algorithms.core.tape import NoiseTape
+from dpverify.algorithms.zcdp_nfl.algorithm import NoNoise, StepSchedule, ZcdpNflParams, ZcdpSchedule, run_zcdp_nfl
+
+NEIGHBOUR_AGENT = 0        # the client whose record differs between the neighbouring settings
+CANARY_TARGET = 10.0       # default: |y| of the replaced record; at every iterate of a short run its squared-loss subgradient exceeds c1 (plausible 5-1e6)
+AUDIT_HORIZON = 1          # default: iterations of a neighbouring run: tilde w^(1) already depends on the data (w^(0) = 0 is public)
+
+
+@dataclass(frozen=True, eq=False)
+class ZcdpNflSetting:
+    """One zCDP-NFL instance as an implementation receives it (module docstring). `problem`, `data` and
+    `network` are dpverify's objects behind the oracles and the graph; an implementation need not touch them."""
+
+    problem: Problem          # loss l and regularizer R, weight lambda (seeds/004 eqs. (1), (4))
+    data: LocalData           # D_k = (X_k, y_k) of every client (L44)
+    network: Network          # the connected undirected graph (L42)
+    rho: float                # ADMM penalty (eq. (2))
+    eta0: float               # eta^(n) = eta0 n^-eta_power (L77 gives no schedule; specs/zcdp_nfl.md 6)
+    eta_power: float
+    c1: float                 # Assumption 1's bound on a per-sample subgradient (L114), calibrates the noise
+    clip: bool                # per-sample subgradients clipped to norm c1 before averaging (enforces Assumption 1)
+    phi1: float | None        # varphi^(1) of the dynamic zCDP schedule (App. C L373); None: no noise (sigma = 0)
+    tau: float                # varphi^(n+1) = varphi^(n) / tau (L112, Corollary L136)
+    delta: float              # the delta of the (eps, delta) guarantee derived from zCDP (Corollary); not used by a run
+    horizon: int              # T
+
+    @property
+    def num_agents(self) -> int:
+        return self.network.num_agents
+
+    @property
+    def dim(self) -> int:
+        return self.data.dim
+
+    @property
+    def adjacency(self) -> np.ndarray:
+        """(N, N) 0/1, symmetric, zero diagonal."""
+        return np.array(self.network.adjacency)
+
+    @property
+    def degrees(self) -> np.ndarray:
+        """|N_k|, (N,)."""
+        return np.array(self.network.degrees)
+
+    def neighbors(self, k: int) -> np.ndarray:
+        """N_k: the clients k exchanges messages with, in increasing order."""
+        return self.network.neighbors(k)
+
+    @property
+    def num_samples(self) -> np.ndarray:
+        """M_k, (N,)."""
+        return np.full(self.num_agents, self.data.num_samples)
+
+    @property
+    def lam(self) -> float:
+        """lambda of eq. (1): client k's objective is l(X_k, y_k; w)/M_k + lambda R(w)/K."""
+        return self.problem.lam
+
+    def sample_gradients(self, k: int, w: np.ndarray) -> np.ndarray:
+        """l'(x_kj, y_kj; w) for every sample j of client k, (M_k, d), unclipped (squared loss: 2 (x^T w - y) x;
+        absolute loss: sign(x^T w - y) x with sign(0) = 0; specs/zcdp_nfl.md 2.8)."""
+        features, targets = self.data.features[k], self.data.targets[k]
+        residuals = features @ np.asarray(w, dtype=float) - targets
+        coefficients = 2.0 * residuals if self.problem.loss == "squared" else np.sign(residuals)
+        return coefficients[:, None] * features
+
+    def regularizer_gradient(self, w: np.ndarray) -> np.ndarray:
+        """R'(w), (d,) (elastic net: l1 sign(w) + 2 l2 w with sign(0) = 0; ridge: 2w; none: 0)."""
+        return self.problem.regularizer_subgradient(np.asarray(w, dtype=float))
+
+    def params(self) -> ZcdpNflParams:
+        """The reference's parameters (the default readings of the module docstring)."""
+        noise = NoNoise() if self.phi1 is None else ZcdpSchedule(self.phi1, self.tau, allow_constant=self.tau == 1)
+        return ZcdpNflParams(self.rho, StepSchedule(self.eta0, self.eta_power), self.c1, noise, clip=self.clip)
+
+    def with_data(self, data: LocalData, horizon: int | None = None) -> ZcdpNflSetting:
+        return replace(self, data=data, horizon=self.horizon if horizon is None else horizon)
 
 
 class ZcdpNflImplementation(Protocol):
-    def __call__(self, problem: Problem, data: LocalData, network: Network, params: ZcdpNflParams, *,
-                 horizon: int, replicas: int, rng: np.random.Generator) -> Trajectory: ...
+    def __call__(self, setting: ZcdpNflSetting, rng: Any) -> Any: ...
 
 
-REFERENCE: ZcdpNflImplementation = run_zcdp_nfl
+class _TapeGenerator(np.random.Generator):
+    """A numpy Generator (what run_zcdp_nfl accepts) whose Gaussian draws come from a noise tape. Its own
+    bit generator must stay untouched: a draw of any other kind would not be the tape's, and is refused
+    after the run."""
+
+    def __init__(self, tape: NoiseTape):
+        super().__init__(np.random.PCG64(0))
+        self.tape = tape
+        self.initial_state = self.bit_generator.state
+
+    def standard_normal(self, size=None, dtype=np.float64, out=None):
+        return self.tape.standard_normal(size)
+
+    def normal(self, loc=0.0, scale=1.0, size=None):
+        return self.tape.normal(loc, scale, size)
+
+    def laplace(self, loc=0.0, scale=1.0, size=None):
+        return self.tape.laplace(loc, scale, size)
+
+    def untouched(self) -> bool:
+        return self.bit_generator.state == self.initial_state
+
+
+def reference(setting: ZcdpNflSetting, rng: Any) -> dict[str, np.ndarray]:
+    """Our run_zcdp_nfl, one run, through the contract. It draws rng.standard_normal((1, N, d)) once per
+    iteration (gaussian_mechanism), which the noise tape serves in the order (iteration, client, coordinate)."""
+    generator = _TapeGenerator(rng) if isinstance(rng, NoiseTape) else rng
+    run = run_zcdp_nfl(setting.problem, setting.data, setting.network, setting.params(), horizon=setting.horizon,
+                       replicas=1, rng=generator, keep_iterates=True)
+    if isinstance(generator, _TapeGenerator) and not generator.untouched():
+        raise DpverifyError("run_zcdp_nfl drew randomness other than Gaussian noise from its generator; the noise tape "
+                            "cannot serve it, so exact conformance would compare different draws")
+    return {"messages": run.broadcast[1:, 0], "iterates": run.primal[:, 0], "noise_scales": np.sqrt(run.variances[1:])}
+
+
+REFERENCE: ZcdpNflImplementation = reference
+
+
+def shapes(setting: ZcdpNflSetting) -> dict[str, tuple[int, ...]]:
+    """The transcript's arrays: messages (T, N, d), iterates (T+1, N, d), noise_scales (T, N) (optional)."""
+    t, n, d = setting.horizon, setting.num_agents, setting.dim
+    return {"messages": (t, n, d), "iterates": (t + 1, n, d), "noise_scales": (t, n)}
+
+
+def added_noise(transcript: dict[str, np.ndarray]) -> np.ndarray:
+    """xi^(n) = tilde w^(n) - w^(n), n = 1..T (eq. (8)): the noise each broadcast carries, (T, N, d)."""
+    return transcript["messages"] - transcript["iterates"][1:]
+
+
+def calibration(setting: ZcdpNflSetting) -> np.ndarray:
+    """sigma_k(n), (T, N): Theorem I (12) sigma_k^2(n) = Delta_k^2(n) / (2 varphi^(n)) with Lemma I's bound (11)
+    Delta_k(n) = 2 c1 / (M_k (2 rho |N_k| + 1/eta^(n))) and varphi^(n) = phi1 tau^-(n-1) (App. C L373)."""
+    n = np.arange(1, setting.horizon + 1, dtype=float)
+    if setting.phi1 is None:
+        return np.zeros((setting.horizon, setting.num_agents))
+    eta = setting.eta0 * n ** (-setting.eta_power)
+    sensitivity = 2.0 * setting.c1 / (setting.num_samples[None, :] * (2.0 * setting.rho * setting.degrees[None, :]
+                                                                       + 1.0 / eta[:, None]))   # seeds/004 eq. (11)
+    phi = setting.phi1 * setting.tau ** (-(n - 1.0))
+    return sensitivity / np.sqrt(2.0 * phi)[:, None]                                             # seeds/004 eq. (12)
+
+
+def neighbours(setting: ZcdpNflSetting, agent: int = NEIGHBOUR_AGENT, horizon: int = AUDIT_HORIZON,
+               target: float = CANARY_TARGET) -> tuple[ZcdpNflSetting, ZcdpNflSetting]:
+    """Neighbouring settings (Definition I, L104-L110: one record of one client replaced): client `agent`'s last
+    record replaced by (x_c, +target) and by (x_c, -target), ||x_c|| = c1 along (1, ..., 1). At tilde w = 0 the two
+    per-sample subgradients are -/+ 2 target x_c; clipped to c1 they differ by 2 c1, Lemma I's worst case (App. A
+    eq. (27)). `horizon` iterations: tilde w^(1) is the first release, and it depends on the data."""
+    canary = np.full(setting.dim, setting.c1 / np.sqrt(setting.dim))
+    last = setting.data.num_samples - 1
+    return (setting.with_data(setting.data.replace_sample(agent, last, canary, target), horizon),
+            setting.with_data(setting.data.replace_sample(agent, last, canary, -target), horizon))
+
+
+def observe(transcript: dict[str, np.ndarray], agent: int = NEIGHBOUR_AGENT, release: int = 1) -> np.ndarray:
+    """What the paper's adversary observes of the neighbours' difference (L26: an honest-but-curious neighbour
+    or an eavesdropper): client `agent`'s broadcast tilde w^(release), (d,)."""
+    return transcript["messages"][release - 1, agent]

@@ -106,8 +106,8 @@ def test_the_python_api_and_bad_input():
     assert dpverify.verify is verify
     with pytest.raises(dpverify.algorithms.core.errors.DpverifyError, match="module:object"):
         load_implementation("no-colon")
-    with pytest.raises(dpverify.algorithms.core.errors.DpverifyError, match="no conformance suite yet"):
-        verify("wang-basar", f"{EXAMPLE}:run")
+    with pytest.raises(dpverify.algorithms.core.errors.DpverifyError, match="unknown paper 'no-such-paper'"):
+        verify("no-such-paper", f"{EXAMPLE}:run")
     with pytest.raises(dpverify.algorithms.core.errors.DpverifyError, match="unknown check"):
         verify("dpdo-nc", f"{EXAMPLE}:run", checks=("speed",))
 

@@ -1,0 +1,103 @@
+"""`dpverify verify` on zCDP-NFL: the per-client-loop example and our reference conform; seven realistic bugs
+planted into copies of the example are each flagged by the checks that should see them; the correct example's
+false-alarm rate over 20 seeds is within the stated level.
+
+Every verification of this file runs once, in one joblib batch over 2 workers (a module fixture): the statistical
+checks cost 400 runs of each implementation, the privacy audit 20,000 short runs (it runs once, on the example)."""
+
+from pathlib import Path
+
+import pytest
+import scipy.stats
+from joblib import Parallel, delayed
+
+from dpverify.reproductions.verify import EXIT_NONCONFORMING, verify
+from dpverify.theory.claims import Verdict
+from dpverify.theory.stats import SIGNIFICANCE
+
+REPO = Path(__file__).resolve().parents[2]
+EXAMPLE = REPO / "examples" / "zcdp_nfl" / "my_zcdp_nfl.py"
+REFERENCE = "dpverify.algorithms.zcdp_nfl.contract:REFERENCE"
+CHEAP = ("accounting", "exact", "noise-scale")   # the reference's checks (its distribution against itself adds nothing)
+STATISTICAL = ("noise-scale", "distribution")
+FALSE_ALARM_SEEDS = range(20)
+
+# (bug, text in the example, planted text, the checks that must refute it). Each bug runs only the checks named.
+BUGS = [
+    ("noise scale off by a factor (the variance used as the standard deviation)",
+     "sigmas[k] = sensitivity / np.sqrt(2.0 * phi)", "sigmas[k] = sensitivity ** 2 / (2.0 * phi)",
+     {"accounting", "exact", "noise-scale"}),
+    ("sensitivity computed with the next iteration's step eta^(n+1)",
+     "sensitivity = 2.0 * setting.c1 / (samples[k] * (2.0 * rho * degrees[k] + 1.0 / eta))",
+     "sensitivity = 2.0 * setting.c1 / (samples[k] * (2.0 * rho * degrees[k] + (n + 1) ** setting.eta_power / setting.eta0))",
+     {"accounting", "exact"}),
+    ("noise drawn but the neighbours' un-noised values mixed into (7)",
+     "neighbour_sum = sum(sent[l] for l in neighbors[k])", "neighbour_sum = sum(w[l] for l in neighbors[k])",
+     {"exact"}),
+    ("noise drawn but the un-noised value sent", "sent[k] = new_w[k] + noise", "sent[k] = new_w[k]",
+     {"exact", "noise-scale"}),
+    ("per-sample clipping to c1 skipped", "gradients = clipped(gradients, setting.c1)", "pass",
+     {"exact", "distribution"}),
+    ("step size off by one iteration", "eta = setting.eta0 * n ** (-setting.eta_power)",
+     "eta = setting.eta0 * (n + 1) ** (-setting.eta_power)", {"accounting", "exact"}),
+    ("wrong mixing weights (own broadcast weighted 1 instead of |N_k| in (7))",
+     "rho * (degrees[k] * x + neighbour_sum)", "rho * (x + neighbour_sum)", {"exact"}),
+]
+
+
+def planted(directory: Path, index: int, original: str, replacement: str) -> Path:
+    source = EXAMPLE.read_text()
+    assert source.count(original) == 1, original
+    path = directory / f"buggy_zcdp_nfl_{index}.py"
+    path.write_text(source.replace(original, replacement))
+    return path
+
+
+def verdicts_of(implementation: str, checks: tuple[str, ...] | None, seed: int | None = None):
+    """One verification, in a joblib worker: the verdict of each check, the exit status and the report lines."""
+    result = verify("zcdp-nfl", implementation, checks=checks, **({} if seed is None else {"seed": seed}))
+    found = {r.claim.id.split("conformance-")[1]: r.verdict for r in result.results}
+    return found, result.exit_status, result.lines()
+
+
+@pytest.fixture(scope="module")
+def outcomes(tmp_path_factory):
+    """label -> (verdicts, exit status, lines) of every verification below, computed in one parallel batch."""
+    directory = tmp_path_factory.mktemp("planted")
+    jobs = {"example": (f"{EXAMPLE}:run", None, None), "reference": (REFERENCE, CHEAP, None)}
+    jobs |= {f"bug/{bug}": (f"{planted(directory, i, original, replacement)}:run", tuple(sorted(flagged)), None)
+             for i, (bug, original, replacement, flagged) in enumerate(BUGS)}
+    jobs |= {f"seed/{seed}": (f"{EXAMPLE}:run", STATISTICAL, seed) for seed in FALSE_ALARM_SEEDS}
+    # the longest jobs first, so that the two workers finish together
+    order = sorted(jobs, key=lambda label: (label != "example", jobs[label][1] is None or "distribution" not in jobs[label][1]))
+    results = Parallel(n_jobs=2)(delayed(verdicts_of)(*jobs[label]) for label in order)
+    return dict(zip(order, results))
+
+
+def test_the_example_and_the_reference_conform(outcomes):
+    """The example with every check, the privacy audit of its own messages included (not refuted); the reference
+    with the accounting, exact and noise-scale checks."""
+    found, status, lines = outcomes["example"]
+    assert status == 0, lines
+    assert found["exact"] == found["accounting"] == found["noise-scale"] == found["distribution"] == Verdict.CONFIRMED
+    assert found["privacy"] == Verdict.INCONCLUSIVE          # an audit never confirms
+    assert lines[-1].endswith("conforms to zcdp-nfl: no check found a deviation")
+    found, status, lines = outcomes["reference"]
+    assert status == 0 and set(found.values()) == {Verdict.CONFIRMED}, lines
+
+
+@pytest.mark.parametrize("bug, flagged", [(b[0], b[3]) for b in BUGS], ids=[b[0] for b in BUGS])
+def test_each_planted_bug_is_flagged_by_its_checks(bug, flagged, outcomes):
+    found, status, lines = outcomes[f"bug/{bug}"]
+    assert {name for name in flagged if found[name] == Verdict.REFUTED} == flagged, (bug, lines)
+    assert status == EXIT_NONCONFORMING
+    assert "first failing check zcdp-nfl/conformance-" in lines[-1]
+
+
+def test_false_alarm_rate_of_the_correct_example(outcomes):
+    """20 seeds x the two statistical checks (each refutes a conforming implementation at most at 0.05): the
+    number of refutations is tested against that level with a one-sided binomial test at 0.001."""
+    refuted = sum(verdict == Verdict.REFUTED for seed in FALSE_ALARM_SEEDS
+                  for verdict in outcomes[f"seed/{seed}"][0].values())
+    trials = len(FALSE_ALARM_SEEDS) * len(STATISTICAL)
+    assert scipy.stats.binomtest(refuted, trials, SIGNIFICANCE, alternative="greater").pvalue > 0.001, refuted

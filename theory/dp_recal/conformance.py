@@ -1,0 +1,87 @@
+"""`dpverify verify dp-recal`: the verification setting and what the conformance checks need
+(theory/conformance.py).
+
+The setting is Fig. 2's problem and privacy parameters (linear regression with r = 1/2 ||x||^2 + 1/2 ||x||_1,
+the figure's first eps, its delta, R and c) on a small synthetic instance (NUM_AGENTS agents on a ring, as in
+the paper, SAMPLES_PER_AGENT records in R^DIM each) over VERIFY_HORIZON iterations. The walk i_1..i_{K+1} is
+drawn here from the relay's law (i_1 uniform, then P = I - D^{-1} L) with the verification seed, and is part of
+the setting (contract module docstring); sigma_1 spends the figure's eps over the walk's own PLF by Theorem 4.
+A round of the generic checks is one iteration k: one holder, one baton (u~^{k+1}, x^{k+1}), q noisy
+coordinates, so the noise-scale check has one family per iteration and none per agent.
+
+The privacy audit observes u~^2, the first release of the agent with the largest stepsize (Lemma 5's alpha),
+under neighbouring local functions (contract.neighbours, Lemma 5's worst case), along a walk that starts at that
+agent; Lemma 6 claims that release rho_1-zCDP, rho_1 = 8 alpha^2 beta^2 c^2 / sigma_1^2, i.e. (rho_1 + 2
+sqrt(rho_1 ln 1/delta), delta)-DP by Prop. 3 (the claim audited).
+"""
+
+from __future__ import annotations
+
+import networkx as nx
+import numpy as np
+
+from dpverify.algorithms.core.network import Network
+from dpverify.algorithms.core.privacy import zcdp_to_dp
+from dpverify.algorithms.core.problems import LocalData
+from dpverify.algorithms.core.synthetic import noisy_linear_observations
+from dpverify.algorithms.dp_recal import contract
+from dpverify.algorithms.dp_recal.algorithm import stepsize_bounds, uniform_transition_matrix
+from dpverify.algorithms.dp_recal.composite import CompositeProblem
+from dpverify.theory.audit import PrivacyClaim
+from dpverify.theory.conformance import Suite
+from dpverify.theory.execution import CheckContext, task_seed_sequence
+
+FIGURE = "figure-2"         # the experiment whose problem and privacy parameters verify uses (Fig. 2, v1:L566)
+NUM_AGENTS = 5              # default: agents on the ring (the paper's is 8; fewer keep a run short, plausible 4-8)
+SAMPLES_PER_AGENT = 10      # default: records per agent of the synthetic instance (plausible 5-100)
+DIM = 3                     # default: q (plausible 2-5): 3 noisy coordinates a round, which the noise-scale check pools over the runs
+VERIFY_HORIZON = 10         # default: iterations K of a verification run (each agent holds the baton about twice, so sigma_tau decays; plausible 10-100; the reference costs about 0.6 ms an iteration, and the statistical checks run it 400 times)
+INSTANCE_SEED = 0           # default: seed of the synthetic data and x^1 (the instance does not change with --seed; the walk does)
+X1_SCALE = 0.1              # default: x^1 = 0.1 N(0, I), y_i^1 = x^1 (spec §6)
+TARGET_SCALE = 3.0          # default: targets b = 3 (B w0 + e) (w0 of this seed has norm 0.67): per-sample clipping to c = 1 then binds on about a fifth of the gradients, in most iterations (plausible 1-10)
+# default: alpha_i = f_i 2/(L_i + 1), uncoordinated fractions inside the theorems' range (0, 2/(L_i + 1)) (v1 Theorems 2-3;
+# spec §6 suggests f = 1/2 for all); spread so that max_i alpha_i, Lemma 5's alpha, differs from most agents' own
+STEP_FRACTIONS = (0.25, 0.4, 0.55, 0.7, 0.85)
+
+
+def instance(values) -> tuple[CompositeProblem, LocalData, np.ndarray, np.ndarray]:
+    """Fig. 2's problem on the synthetic data: (problem, data, x^1, alpha)."""
+    rng = np.random.default_rng(INSTANCE_SEED)
+    data, _ = noisy_linear_observations(NUM_AGENTS, SAMPLES_PER_AGENT, DIM, rng)
+    data = LocalData(data.features, TARGET_SCALE * data.targets)
+    problem = CompositeProblem(values["loss"], ridge=float(values["ridge"]), lasso=float(values["lasso"]))
+    alpha = np.asarray(STEP_FRACTIONS) * stepsize_bounds(problem, data)
+    return problem, data, X1_SCALE * rng.standard_normal(DIM), alpha
+
+
+def relay_walk(network: Network, horizon: int, rng: np.random.Generator) -> np.ndarray:
+    """i_1 uniform over V (spec §6), i_{k+1} from row i_k of P = I - D^{-1} L (Assumption 2): K + 1 holders."""
+    transition = uniform_transition_matrix(network)
+    walk = [int(rng.integers(network.num_agents))]
+    for _ in range(horizon):
+        walk.append(int(rng.choice(network.num_agents, p=transition[walk[-1]])))
+    return np.array(walk)
+
+
+def setting(context: CheckContext) -> contract.DpRecalSetting:
+    values = context.parameters[FIGURE]
+    problem, data, x1, alpha = instance(values)
+    network = Network.from_networkx(nx.cycle_graph(NUM_AGENTS))            # the paper's ring (v1:L560)
+    horizon = VERIFY_HORIZON
+    walk = relay_walk(network, horizon, np.random.default_rng(task_seed_sequence(context.root_seed, "verify/dp-recal/walk")))
+    plf = int(np.bincount(walk[:-1], minlength=NUM_AGENTS).max())          # Theta_K of this walk
+    return contract.DpRecalSetting(problem, data, network, walk, x1, np.tile(x1, (NUM_AGENTS, 1)), alpha,
+                                   float(values["epsilons"][0]), float(values["delta"]), plf, float(values["decay"]),
+                                   float(values["clip"]), horizon)
+
+
+def claimed(setting: contract.DpRecalSetting) -> PrivacyClaim:
+    """Lemma 6 for a first activation (rho_1 = Delta^2 / (2 sigma_1^2), Delta = 4 alpha beta c), by Prop. 3."""
+    rho1 = setting.sensitivity() ** 2 / (2.0 * setting.sigma1() ** 2)
+    return PrivacyClaim(epsilon=float(zcdp_to_dp(rho1, setting.delta)), delta=setting.delta)
+
+
+SUITE = Suite(
+    paper="dp-recal", line="v1:L248-L266", setting=setting, reference=contract.REFERENCE, shapes=contract.shapes,
+    added_noise=contract.added_noise, calibration=contract.calibration, noise="normal", neighbours=contract.neighbours,
+    observe=contract.observe, claimed=claimed)
