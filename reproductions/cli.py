@@ -46,7 +46,12 @@ PaperArg = Annotated[Optional[str], typer.Argument(help="paper id (see `dpverify
 ProfileOpt = Annotated[Profile, typer.Option(help="quick: CI-sized runs; paper: the paper's sizes")]
 SeedOpt = Annotated[int, typer.Option(help="root seed; every task derives its generator from it and its key")]
 JobsOpt = Annotated[int, typer.Option("--jobs", "-j", min=1, help="local worker processes")]
-StrictOpt = Annotated[bool, typer.Option(help="exit with status 3 when a claim is refuted")]
+StrictOpt = Annotated[bool, typer.Option(help="exit with status 3 when a claim is refuted; with --baseline, on any "
+                                               "change against it")]
+BaselineOpt = Annotated[Optional[Path], typer.Option(help="a previous report's summary.json: list new refutations, fixes, "
+                                                     "verdict changes and moved numbers; exit 3 only on a regression")]
+JunitOpt = Annotated[Optional[Path], typer.Option(help="write JUnit XML here: one test case per claim (a regression "
+                                                  "against --baseline fails its case)")]
 OutOpt = Annotated[Path, typer.Option(help="directory of the report, results and figures")]
 
 
@@ -78,13 +83,50 @@ def _print_verdicts(results: list[ClaimResult]) -> None:
         typer.echo(f"{result.claim.id:<{width}}  {verdict}  {result.summary[:160]}")
 
 
-def _finish(results: list[ClaimResult], strict: bool) -> None:
+def _finish(results: list[ClaimResult], strict: bool, summary: dict | None = None, baseline: Path | None = None,
+            junit: Path | None = None) -> None:
+    """Counts; then the gate: against --baseline, exit 3 on a regression (with --strict on any change); without
+    one, exit 3 with --strict when a claim is refuted. --junit writes the cases either way."""
+    from dpverify.reproductions.compare import gate
+    from dpverify.reproductions.junit import write_junit
+
     refuted = [r.claim.id for r in results if r.verdict == Verdict.REFUTED]
     counts = {v: sum(r.verdict == v for r in results) for v in Verdict}
     typer.echo(", ".join(f"{v}: {n}" for v, n in counts.items()))
-    if strict and refuted:
+    judged = gate(baseline, summary) if baseline is not None else None
+    if junit is not None:
+        typer.echo(f"junit: {write_junit(junit, summary, judged, strict=strict)}")
+    if judged is not None:
+        for line in judged.lines():
+            typer.echo(line)
+        failing = judged.failing(strict)
+        if failing:
+            typer.echo(f"against {baseline}: {len(failing)} {'change(s)' if strict else 'regression(s)'}", err=True)
+            raise typer.Exit(EXIT_REFUTED)
+    elif strict and refuted:
         typer.echo(f"--strict: {len(refuted)} refuted claim(s): {', '.join(refuted)}", err=True)
         raise typer.Exit(EXIT_REFUTED)
+
+
+def _check_summary(papers: list[Paper], results: list[ClaimResult], profile: str, out: Path | None,
+                   provenance: dict, partial: bool) -> dict:
+    """The summary record of a `check` run, marked partial (it runs no figures, so its figure claims are not-run
+    by construction and a baseline compares it on what it checked); written to OUT/summary.json with --out."""
+    import tempfile
+
+    from dpverify.reproductions.report import paper_record, write_summary
+
+    with tempfile.TemporaryDirectory() as scratch:
+        figures = (out if out is not None else Path(scratch)) / "figures"
+        records = {paper.id: paper_record(paper, [r for r in results if r.claim.id.startswith(paper.id + "/")], [],
+                                          profile=profile, figures_dir=figures, provenance=provenance, seconds=0.0,
+                                          partial=partial)
+                   for paper in papers}
+    if out is not None:
+        out.mkdir(parents=True, exist_ok=True)
+        for record in records.values():
+            write_summary(out, record)
+    return {"papers": records}
 
 
 @app.command("list")
@@ -106,10 +148,12 @@ def check(paper: PaperArg = None,
           claim: Annotated[Optional[str], typer.Option(help="one claim id, e.g. lemma-1 or zcdp-nfl/lemma-1")] = None,
           profile: ProfileOpt = Profile.quick, seed: SeedOpt = DEFAULT_ROOT_SEED, jobs: JobsOpt = 1,
           cache: Annotated[Path, typer.Option(help="result cache directory")] = DEFAULT_CACHE,
-          strict: StrictOpt = False) -> None:
+          strict: StrictOpt = False, baseline: BaselineOpt = None, junit: JunitOpt = None,
+          out: Annotated[Optional[Path], typer.Option(help="also write OUT/summary.json (a baseline for later runs)")]
+          = None) -> None:
     """Run the theory checks of a paper (symbolic, ground truth, statistical), without the figures.
     Claims about figures are reported not-run here: `dpverify reproduce` checks them."""
-    from dpverify.reproductions.runner import Runner
+    from dpverify.reproductions.runner import Runner, environment_provenance
 
     if claim and not paper:
         raise DpverifyError("--claim needs a PAPER argument (see `dpverify list`)")
@@ -121,7 +165,9 @@ def check(paper: PaperArg = None,
                                datasets=availability())
         results += _check_claims(entry, claim, context)
     _print_verdicts(results)
-    _finish(results, strict)
+    summary = _check_summary(_papers(paper), results, str(profile), out,
+                             {**environment_provenance(), "root_seed": seed, "command": "check"}, partial=True)
+    _finish(results, strict, summary, baseline, junit)
 
 
 @app.command()
@@ -132,7 +178,8 @@ def reproduce(paper: PaperArg = None,
               scheduler: Annotated[Optional[str], typer.Option(help="Dask scheduler address for --backend dask")] = None,
               out: OutOpt = DEFAULT_OUT,
               cache: Annotated[Path, typer.Option(help="result cache directory")] = DEFAULT_CACHE,
-              seed: SeedOpt = DEFAULT_ROOT_SEED, strict: StrictOpt = False) -> None:
+              seed: SeedOpt = DEFAULT_ROOT_SEED, strict: StrictOpt = False, baseline: BaselineOpt = None,
+              junit: JunitOpt = None) -> None:
     """Reproduce the figures, check every claim, and write the report (index.html, <paper>.md, summary.json)."""
     from dpverify.reproductions.experiments import (
         experiments_of,
@@ -150,7 +197,7 @@ def reproduce(paper: PaperArg = None,
         raise DpverifyError("--figure needs a PAPER argument (see `dpverify list`)")
     runner = Runner(cache_directory=cache, jobs=jobs, backend=str(backend), scheduler=scheduler)
     out.mkdir(parents=True, exist_ok=True)
-    all_results = []
+    all_results, records = [], {}
     for entry in _papers(paper):
         started = time.perf_counter()
         experiments = [find_experiment(entry.id, figure)] if figure else experiments_of(entry.id)
@@ -165,13 +212,14 @@ def reproduce(paper: PaperArg = None,
         all_results += results
         provenance = {**environment_provenance(), "root_seed": seed, "jobs": jobs, "backend": str(backend),
                       "tasks_computed": runner.computed}
-        write_summary(out, paper_record(entry, results, [run.record for run in runs], profile=str(profile),
-                                        figures_dir=out / "figures", provenance=provenance,
-                                        seconds=time.perf_counter() - started))
+        records[entry.id] = paper_record(entry, results, [run.record for run in runs], profile=str(profile),
+                                         figures_dir=out / "figures", provenance=provenance,
+                                         seconds=time.perf_counter() - started, partial=figure is not None)
+        write_summary(out, records[entry.id])
     paths = render_reports(out)
     _print_verdicts(all_results)
     typer.echo("report: " + ", ".join(str(p) for p in paths))
-    _finish(all_results, strict)
+    _finish(all_results, strict, {"papers": records}, baseline, junit)
 
 
 @app.command()

@@ -82,3 +82,54 @@ def compare_summaries(baseline: dict[str, Any], current: dict[str, Any], *,
                         differences.append(Difference(paper, f"{claim} [{check['name']}]{path}", "number",
                                                       old_numbers[path], new_numbers[path]))
     return differences
+
+
+# ----------------------------------------------------------------- gating a run on a baseline
+@dataclass(frozen=True)
+class Gate:
+    """A run judged against a baseline report: regressions fail a CI job; other changes only with --strict.
+    A regression is a claim that is newly refuted, that lost its confirmation, or that disappeared; a fix
+    is a claim that is no longer refuted."""
+
+    differences: tuple[Difference, ...]
+    partial: frozenset[str] = frozenset()   # papers the run checked only in part (--claim, --figure)
+
+    def __post_init__(self) -> None:   # in a partial run, a claim it did not run is no difference
+        kept = tuple(d for d in self.differences if d.paper not in self.partial
+                     or not (d.kind == "removed" or (d.kind == "verdict" and d.after == "not-run")))
+        object.__setattr__(self, "differences", kept)
+
+    def _verdicts(self, test) -> list[Difference]:
+        return [d for d in self.differences if test(d)]
+
+    @property
+    def regressions(self) -> list[Difference]:
+        return self._verdicts(lambda d: d.kind == "removed" or (d.kind == "verdict" and (
+            d.after == "refuted" or d.before == "confirmed")))
+
+    @property
+    def fixes(self) -> list[Difference]:
+        return self._verdicts(lambda d: d.kind == "verdict" and d.before == "refuted" and d.after != "refuted")
+
+    def failing(self, strict: bool) -> list[Difference]:
+        """What fails the job: the regressions, or with `strict` every difference."""
+        return list(self.differences) if strict else self.regressions
+
+    def lines(self) -> list[str]:
+        new = [d for d in self.regressions if d.kind == "verdict" and d.after == "refuted"]
+        parts = [("new refutations", new), ("lost confirmations or removed claims", [d for d in self.regressions
+                                                                                  if d not in new]),
+                 ("fixed", self.fixes), ("other changes", [d for d in self.differences
+                                                          if d not in self.regressions and d not in self.fixes])]
+        out = []
+        for title, found in parts:
+            out += [f"{title}: {len(found)}"] + [f"  {d.line()}" for d in found]
+        return out
+
+
+def gate(baseline_path: Path, current: dict[str, Any], *, tolerance: float = NUMBER_TOLERANCE) -> Gate:
+    """`current` (a summary record, {"papers": ...}) against the summary.json at `baseline_path`, on the papers
+    both hold. A paper record marked `partial` (a run of some of its claims or figures) is compared on what
+    the run checked."""
+    partial = frozenset(paper for paper, record in current["papers"].items() if record.get("partial"))
+    return Gate(tuple(compare_summaries(load_summary(baseline_path), current, tolerance=tolerance)), partial)

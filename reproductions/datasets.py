@@ -37,6 +37,7 @@ import os
 import pickle
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -494,6 +495,40 @@ def availability(data_dir=None) -> dict[str, str]:
         except DatasetNotAvailableError as error:
             reasons[name] = str(error)
     return reasons
+
+
+def fingerprint(data_dir=None) -> dict[str, Any]:
+    """What the data would change in a result, per dataset: the SHA-256 of each file as SHA256SUMS lists it
+    (else its size and modification time), or why it is not available. Part of every cache key, so adding,
+    replacing or removing data recomputes what read it."""
+    prints: dict[str, Any] = {}
+    for name in DATASET_NAMES:
+        try:
+            files = dataset_files(name, data_dir)
+        except DatasetNotAvailableError as error:
+            prints[name] = str(error)
+            continue
+        entries = []
+        for path in files:
+            if not path.is_file():
+                entries.append(f"{path}: missing")
+            elif listed := _listed_checksum(path):
+                entries.append(listed)
+            else:
+                status = path.stat()
+                entries.append(f"{path}: {status.st_size} bytes, modified {status.st_mtime_ns}")
+        prints[name] = entries
+    return prints
+
+
+def _listed_checksum(path: Path) -> str | None:
+    """The SHA-256 a SHA256SUMS beside the file, or one folder up, lists for it."""
+    for base in (path.parent, path.parent.parent):
+        if (base / CHECKSUM_FILE).is_file():
+            listed = _read_checksums(base).get(path.relative_to(base).as_posix())
+            if listed:
+                return listed
+    return None
 
 
 def split_over_agents(dataset: Dataset, num_agents: int, rng=None, shuffle: bool = False) -> LocalData:

@@ -75,21 +75,25 @@ def claim_record(result: ClaimResult, figures_dir: Path) -> dict[str, Any]:
 
 
 def paper_record(paper: Paper, results: list[ClaimResult], figures: list[dict[str, Any]], *, profile: str,
-                 figures_dir: Path, provenance: dict[str, Any], seconds: float) -> dict[str, Any]:
+                 figures_dir: Path, provenance: dict[str, Any], seconds: float, partial: bool = False) -> dict[str, Any]:
     claims = [claim_record(r, figures_dir) for r in results]
     counts = Counter(c["verdict"] for c in claims)
     return {"id": paper.id, "title": paper.title, "seed_file": paper.seed_file, "profile": profile,
             "generated": datetime.now(timezone.utc).isoformat(timespec="seconds"), "seconds": round(seconds, 1),
             "counts": {str(v): counts.get(str(v), 0) for v in VERDICT_ORDER}, "claims": claims,
             "figures": jsonable(figures), "constants": jsonable(room_constants(paper.id)),
-            "provenance": jsonable(provenance)}
+            "provenance": jsonable(provenance), "partial": partial}
+
+
+SCHEMA_VERSION = "1.0"   # of summary.json; reproductions/summary.schema.json describes it (bump both together)
+SCHEMA_FILE = Path(__file__).with_name("summary.schema.json")
 
 
 def write_summary(out_dir: Path, record: dict[str, Any]) -> Path:
     """Merge one paper's record into OUT/summary.json (other papers' records are kept)."""
     path = out_dir / "summary.json"
-    summary = json.loads(path.read_text()) if path.exists() else {"papers": {}}
-    summary["papers"][record["id"]] = record
+    summary = json.loads(path.read_text()) if path.exists() else {}
+    summary = {"schema_version": SCHEMA_VERSION, "papers": {**summary.get("papers", {}), record["id"]: record}}
     path.write_text(json.dumps(summary, indent=2, sort_keys=False))
     return path
 

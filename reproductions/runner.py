@@ -21,6 +21,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from importlib import metadata
 from pathlib import Path
+from typing import Any
 
 import joblib
 import pandas as pd
@@ -29,13 +30,15 @@ import pyarrow.parquet as pq
 from tqdm.auto import tqdm
 
 from dpverify.algorithms.core.errors import DpverifyError
+from dpverify.reproductions.datasets import fingerprint
 from dpverify.reproductions.threads import limit_blas_threads
-from dpverify.theory.execution import Task, run_task, task_seed_sequence
+from dpverify.theory.execution import Task, run_task, task_seed_sequence, value_digest
 
 log = logging.getLogger("dpverify.runner")
 
 PROVENANCE_KEY = b"dpverify.provenance"
-TRACKED_PACKAGES = ("numpy", "scipy", "sympy", "cvxpy", "networkx", "statsmodels", "pandas", "pyarrow", "joblib")
+TRACKED_PACKAGES = ("dpverify", "numpy", "scipy", "sympy", "cvxpy", "networkx", "statsmodels", "pandas", "pyarrow",
+                    "joblib")
 
 
 SCHEDULER_TIMEOUT = "30s"
@@ -46,8 +49,9 @@ class RunnerError(DpverifyError):
 
 
 @functools.cache
-def environment_provenance() -> dict[str, str]:
-    """Where the numbers came from: git commit, Python, platform and package versions."""
+def environment_provenance() -> dict[str, Any]:
+    """Where the numbers came from: git commit (unknown outside a checkout), the digest of dpverify's source
+    (known everywhere), Python, platform and package versions (dpverify's included)."""
     try:
         commit = subprocess.run(
             ["git", "rev-parse", "HEAD"], capture_output=True, text=True, check=True,
@@ -61,8 +65,8 @@ def environment_provenance() -> dict[str, str]:
             versions[package] = metadata.version(package)
         except metadata.PackageNotFoundError:
             versions[package] = "not installed"
-    return {"git_commit": commit, "python": platform.python_version(), "platform": platform.platform(),
-            "packages": json.dumps(versions, sort_keys=True)}
+    return {"git_commit": commit, "code_digest": code_digest(), "python": platform.python_version(),
+            "platform": platform.platform(), "packages": versions}
 
 
 @functools.cache
@@ -82,8 +86,18 @@ def code_digest() -> str:
     return digest.hexdigest()
 
 
+@functools.cache
+def environment_digest() -> str:
+    """What besides the task can change its numbers: dpverify's source, the tracked packages' versions and the
+    data (reproductions/datasets.fingerprint). Computed once per process."""
+    environment = environment_provenance()
+    return value_digest({"code": environment["code_digest"], "packages": environment["packages"],
+                         "data": fingerprint()})
+
+
 def cache_key(task: Task, root_seed: int) -> str:
-    return hashlib.sha256((task.content_hash(root_seed) + code_digest()).encode()).hexdigest()
+    """The task (key, function, parameters by value, seed) and its environment (environment_digest)."""
+    return value_digest({"task": task.content_hash(root_seed), "environment": environment_digest()})
 
 
 def task_provenance(task: Task, root_seed: int) -> dict[str, str]:
@@ -92,7 +106,7 @@ def task_provenance(task: Task, root_seed: int) -> dict[str, str]:
         **environment_provenance(),
         "task_key": task.key,
         "function": task.function_name,
-        "params": json.dumps(dict(task.params), sort_keys=True, default=str),
+        "params": json.dumps(dict(task.params), sort_keys=True, default=str),   # for reading; the key hashes by value
         "root_seed": str(root_seed),
         "seed_spawn_key": json.dumps(list(seed.spawn_key)),
         "content_hash": task.content_hash(root_seed),

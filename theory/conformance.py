@@ -46,7 +46,6 @@ REPLICAS = {"quick": 400, "paper": 2000}
 SCALE_MARGIN = 0.10          # default: a noise scale within +-10% of the calibration is equivalent (plausible 5-20%)
 AUDIT_SAMPLES = {"quick": 10_000, "paper": 100_000}  # default: runs per neighbouring setting for the privacy audit
 CHECKS = ("accounting", "exact", "noise-scale", "distribution", "privacy")   # the claims below, in order
-TRANSCRIPT = ("messages", "iterates")   # what every transcript holds (a paper's Suite.shapes may add arrays), first axis the round
 
 
 class ImplementationError(DpverifyError):
@@ -88,7 +87,8 @@ def transcript(implementation: Callable, setting: Any, rng: Any,
         if value is None:
             if key == "noise_scales":      # optional
                 continue
-            raise ImplementationError(f"the implementation returned no {key!r} (a transcript has {', '.join(TRANSCRIPT)})")
+            raise ImplementationError(f"the implementation returned no {key!r} (this paper's transcript has "
+                                      f"{', '.join(k for k in shapes(setting) if k != 'noise_scales')})")
         arrays[key] = np.asarray(value, dtype=float)
         if arrays[key].shape != tuple(expected):
             raise ImplementationError(f"{key} must have shape {tuple(expected)}; got {arrays[key].shape}")
@@ -240,9 +240,12 @@ def check_privacy(suite: Suite, implementation: Callable, context: CheckContext)
     except ImplementationError as error:
         raise NothingToMeasure(str(error)) from error
     evidence = result.evidence()
-    return Measurement(f"the implementation's own messages on neighbouring settings ({first.horizon} rounds), what "
-                       f"the paper's adversary observes: {result.summary()}",
-                       {**evidence.values, "lower_bounds": {"eps": (result.epsilon_lower_bound, claim.epsilon)}})
+    bounds = {name: (bound, claimed) for name, bound, claimed in (("eps", result.epsilon_lower_bound, claim.epsilon),
+                                                                  ("rho", result.rho_lower_bound, claim.rho))
+              if claimed is not None}       # every quantity the claim states, so none is printed but not decided
+    rounds = f"{first.horizon} round{'s' if first.horizon != 1 else ''}"
+    return Measurement(f"the implementation's own messages on neighbouring settings ({rounds}), what the paper's "
+                       f"adversary observes: {result.summary()}", {**evidence.values, "lower_bounds": bounds})
 
 
 def conformance_claims(suite: Suite, implementation: Callable) -> tuple[Claim, ...]:

@@ -10,7 +10,6 @@ numbers whichever executor runs it.
 from __future__ import annotations
 
 import hashlib
-import json
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from contextvars import ContextVar
@@ -44,12 +43,54 @@ class Task:
         return f"{self.function.__module__}.{self.function.__qualname__}"
 
     def content_hash(self, root_seed: int) -> str:
-        payload = json.dumps(
-            {"key": self.key, "function": self.function_name, "params": self.params, "root_seed": root_seed},
-            sort_keys=True,
-            default=str,
-        )
-        return hashlib.sha256(payload.encode()).hexdigest()
+        """A digest of everything that defines the task's numbers here: key, function, root seed and the
+        parameters by value (value_digest)."""
+        return value_digest({"key": self.key, "function": self.function_name, "params": self.params,
+                             "root_seed": root_seed})
+
+
+class UnhashableParameterError(DpverifyError, TypeError):
+    """A task parameter that cannot be hashed by value (the cache could not tell two such values apart)."""
+
+
+def value_digest(value: Any) -> str:
+    """SHA-256 of a value by its content: mappings by sorted keys, sequences in order, numpy arrays by
+    dtype, shape and bytes, numbers and strings with their type. Two values share a digest only if they are
+    equal (up to SHA-256 collisions); anything else is refused, so no printout (json's default=str, numpy's
+    summarized repr of long arrays) can make two different values look alike. json and pickle are not
+    used: json cannot hold arrays, and pickle bytes change with library versions for equal values."""
+    digest = hashlib.sha256()
+
+    def feed(item: Any, where: str) -> None:
+        if isinstance(item, Mapping):
+            digest.update(b"M%d;" % len(item))
+            for key in sorted(item, key=lambda k: (type(k).__name__, str(k))):
+                feed(key, where)
+                feed(item[key], f"{where}.{key}")
+        elif isinstance(item, (list, tuple)):
+            digest.update(b"L%d;" % len(item))
+            for index, element in enumerate(item):
+                feed(element, f"{where}[{index}]")
+        elif isinstance(item, np.ndarray):
+            if item.dtype.hasobject:
+                raise UnhashableParameterError(f"parameter {where}: an object array cannot be hashed by value")
+            contiguous = np.ascontiguousarray(item)
+            digest.update(f"A{contiguous.dtype.str}{contiguous.shape};".encode())
+            digest.update(contiguous.tobytes())
+        elif item is None or isinstance(item, (bool, np.bool_)):
+            digest.update(f"B{item};".encode())
+        elif isinstance(item, (int, np.integer)):
+            digest.update(f"I{int(item)};".encode())
+        elif isinstance(item, (float, np.floating)):
+            digest.update(f"F{float(item).hex()};".encode())
+        elif isinstance(item, str):
+            encoded = item.encode()
+            digest.update(b"S%d;" % len(encoded) + encoded)
+        else:
+            raise UnhashableParameterError(f"parameter {where} is a {type(item).__name__}, which the cache cannot hash "
+                                           "by value; pass numbers, strings, lists, mappings or numpy arrays")
+    feed(value, "params")
+    return digest.hexdigest()
 
 
 def task_seed_sequence(root_seed: int, key: str) -> np.random.SeedSequence:

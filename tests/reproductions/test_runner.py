@@ -72,7 +72,7 @@ def test_parquet_provenance(tmp_path):
     assert provenance["task_key"] == "demo/task-0"
     assert json.loads(provenance["params"]) == {"size": 50, "shift": 0.0}
     assert provenance["root_seed"] == str(ROOT_SEED)
-    assert "numpy" in json.loads(provenance["packages"])
+    assert "numpy" in provenance["packages"] and "dpverify" in provenance["packages"]
     assert provenance["git_commit"]
     assert len(provenance["code_digest"]) == 64
 

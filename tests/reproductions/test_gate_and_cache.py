@@ -1,0 +1,157 @@
+"""Reports a CI job can gate on, and a cache that cannot confuse two results:
+- a run against a baseline: regressions fail (exit 3 and a failing JUnit case), fixes and other changes do
+  not, unless --strict; two `check` runs of the same code pass;
+- summary.json follows its shipped JSON Schema (the committed report included);
+- task parameters are hashed by value (hypothesis: equal values share a key, distinct ones never do), and a
+  change of the data, a package version or the code gives every task a new key."""
+
+import copy
+import json
+import subprocess
+import sys
+import xml.etree.ElementTree as ElementTree
+from pathlib import Path
+
+import jsonschema
+import numpy as np
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+from hypothesis.extra import numpy as hnp
+
+from dpverify.reproductions import runner
+from dpverify.reproductions.compare import Difference, Gate
+from dpverify.reproductions.junit import write_junit
+from dpverify.reproductions.report import SCHEMA_FILE
+from dpverify.theory.execution import Task, UnhashableParameterError, value_digest
+
+REPO = Path(__file__).resolve().parents[2]
+SCHEMA = json.loads(SCHEMA_FILE.read_text())
+
+
+def summary_with(verdicts: dict[str, str]) -> dict:
+    claims = [{"id": claim, "kind": "lemma", "seed_line": "L1", "title": claim, "statement": "s", "verdict": verdict,
+               "not_run_reason": "", "checks": [{"name": "c", "method": "numerical", "verdict": verdict,
+                                                 "summary": f"{claim} is {verdict}", "values": {}, "seconds": 0.5,
+                                                 "figure": None, "rule": None, "paper": "", "parameters": {}}]}
+              for claim, verdict in verdicts.items()]
+    return {"papers": {"p": {"claims": claims}}}
+
+
+def test_the_gate_fails_on_regressions_only():
+    before = {"p/a": "confirmed", "p/b": "refuted", "p/c": "inconclusive", "p/d": "confirmed", "p/e": "inconclusive"}
+    after = {"p/a": "inconclusive", "p/b": "confirmed", "p/c": "not-run", "p/d": "confirmed", "p/e": "refuted"}
+    from dpverify.reproductions.compare import compare_summaries
+
+    judged = Gate(tuple(compare_summaries(summary_with(before), summary_with(after))))
+    assert {d.claim for d in judged.regressions} == {"p/a", "p/e"}         # lost confirmation, new refutation
+    assert {d.claim for d in judged.fixes} == {"p/b"}
+    assert {d.claim for d in judged.failing(strict=True) if d.kind == "verdict"} == {"p/a", "p/b", "p/c", "p/e"}
+    assert Gate(tuple(compare_summaries(summary_with(before), summary_with(before)))).failing(strict=True) == []
+
+
+def test_junit_has_one_case_per_claim_and_fails_the_regression(tmp_path):
+    current = summary_with({"p/a": "refuted", "p/b": "refuted", "p/c": "not-run"})
+    judged = Gate((Difference("p", "p/a", "verdict", "confirmed", "refuted"),))
+    root = ElementTree.parse(write_junit(tmp_path / "junit.xml", current, judged)).getroot()
+    cases = root.findall("testsuite/testcase")
+    assert [c.get("name") for c in cases] == ["p/a", "p/b", "p/c"]
+    assert root.find("testsuite").get("failures") == "1"
+    failure = cases[0].find("failure")
+    assert "confirmed" in failure.get("message") and failure.text == "c: refuted: p/a is refuted"
+    assert cases[1].find("failure") is None          # refuted, and the baseline agrees: a finding, not a failure
+    assert cases[2].find("skipped") is not None
+
+
+def run_cli(*args, cwd):
+    return subprocess.run([sys.executable, "-m", "dpverify", *args], capture_output=True, text=True, cwd=cwd,
+                          timeout=600)
+
+
+def test_two_check_runs_pass_and_a_planted_change_fails(tmp_path):
+    claim = ["check", "zcdp-nfl", "--claim", "lemma-1", "--cache", str(tmp_path / "cache")]
+    first = run_cli(*claim, "--out", "first", cwd=tmp_path)
+    assert first.returncode == 0, first.stderr
+    baseline = tmp_path / "first" / "summary.json"
+    jsonschema.validate(json.loads(baseline.read_text()), SCHEMA)
+    again = run_cli(*claim, "--baseline", str(baseline), "--junit", "same.xml", cwd=tmp_path)
+    assert again.returncode == 0, again.stdout + again.stderr
+    planted = json.loads(baseline.read_text())
+    lemma = planted["papers"]["zcdp-nfl"]["claims"][0]
+    assert lemma["verdict"] == "confirmed"
+    lemma["verdict"] = "refuted"        # the baseline refuted it: today's confirmation is a fix, not a regression
+    (tmp_path / "planted.json").write_text(json.dumps(planted))
+    fixed = run_cli(*claim, "--baseline", "planted.json", cwd=tmp_path)
+    assert fixed.returncode == 0 and "fixed: 1" in fixed.stdout, fixed.stdout + fixed.stderr
+    changed = run_cli(*claim, "--baseline", "planted.json", "--strict", "--junit", "changed.xml", cwd=tmp_path)
+    assert changed.returncode == 3, changed.stdout + changed.stderr
+    failures = ElementTree.parse(tmp_path / "changed.xml").getroot().findall(".//failure")
+    assert len(failures) == 1 and "zcdp-nfl/lemma-1" in failures[0].get("message")
+    assert not ElementTree.parse(tmp_path / "same.xml").getroot().findall(".//failure")
+
+
+def test_the_committed_report_follows_the_schema():
+    jsonschema.Draft202012Validator.check_schema(SCHEMA)
+    committed = json.loads((REPO / "reports" / "summary.json").read_text())
+    jsonschema.validate(committed, SCHEMA)
+    provenance = next(iter(committed["papers"].values()))["provenance"]
+    assert isinstance(provenance["packages"], dict) and provenance["packages"]["dpverify"]
+
+
+# ----------------------------------------------------------------- the cache key
+values = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(max_size=5)
+    | hnp.arrays(st.sampled_from([np.float64, np.int64]), hnp.array_shapes(max_dims=2, max_side=4)),
+    lambda children: st.lists(children, max_size=3) | st.dictionaries(st.text(max_size=3), children, max_size=3),
+    max_leaves=8)
+
+
+def same(a, b) -> bool:
+    """Equal as the cache must see them: same types, same values, arrays with the same dtype, shape and bytes."""
+    if type(a) is not type(b):
+        return False
+    if isinstance(a, np.ndarray):
+        return a.dtype == b.dtype and a.shape == b.shape and a.tobytes() == b.tobytes()
+    if isinstance(a, dict):
+        return a.keys() == b.keys() and all(same(a[k], b[k]) for k in a)
+    if isinstance(a, list):
+        return len(a) == len(b) and all(same(x, y) for x, y in zip(a, b))
+    if isinstance(a, float):
+        return a.hex() == b.hex()
+    return a == b
+
+
+@given(values, values)
+def test_equal_values_share_a_key_and_distinct_ones_never_do(a, b):
+    assert value_digest(a) == value_digest(copy.deepcopy(a))
+    assert (value_digest(a) == value_digest(b)) == same(a, b)
+
+
+def test_long_arrays_that_differ_in_the_middle_get_different_keys():
+    """json.dumps(default=str) printed both as the same summarized repr; the key now reads the bytes."""
+    a = np.zeros(2000)
+    b = a.copy()
+    b[1000] = 1.0
+    assert str(a) == str(b)
+    assert Task("t", dict, {"x": a}).content_hash(1) != Task("t", dict, {"x": b}).content_hash(1)
+    with pytest.raises(UnhashableParameterError, match="params.model"):
+        value_digest({"model": object()})
+
+
+def test_data_package_versions_and_code_are_in_every_key(monkeypatch):
+    task = Task("demo", dict, {"size": 3})
+    runner.environment_digest.cache_clear()
+    key = runner.cache_key(task, 1)
+    for name, change in (("fingerprint", lambda: {"ijcnn1": ["another checksum"]}),
+                         ("environment_provenance", lambda: {**ENVIRONMENT, "packages": {**ENVIRONMENT["packages"],
+                                                                                         "numpy": "0.0"}}),
+                         ("environment_provenance", lambda: {**ENVIRONMENT, "code_digest": "0" * 64})):
+        with monkeypatch.context() as patch:
+            patch.setattr(runner, name, change)
+            runner.environment_digest.cache_clear()
+            assert runner.cache_key(task, 1) != key, name
+    runner.environment_digest.cache_clear()
+    assert runner.cache_key(task, 1) == key
+
+
+ENVIRONMENT = runner.environment_provenance()
