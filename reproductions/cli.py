@@ -316,11 +316,15 @@ def report(out: OutOpt = DEFAULT_OUT) -> None:
 def bench(paper: PaperArg = None,
           replicas: Annotated[Optional[int], typer.Option(min=1, help="batched replicas (default: the paper's target)")] = None,
           iterations: Annotated[Optional[int], typer.Option(min=1, help="iterations timed (default: the paper's target)")] = None,
-          audit: Annotated[bool, typer.Option(help="also benchmark the privacy auditor")] = True) -> None:
+          audit: Annotated[bool, typer.Option(help="also benchmark the privacy auditor")] = True,
+          verify: Annotated[bool, typer.Option(help="also time `dpverify verify` on each paper's per-agent-loop "
+                                               "example (budget 3 minutes per paper)")] = True) -> None:
     """Measure speed: each paper's batched algorithm against a straightforward per-agent Python loop
-    (the same numbers, checked), in iterations/s and as a speed-up against the issue's target; and the
-    auditor's tightness (Laplace, eps = 1: eps_lb at 1e4/1e5/1e6 samples), speed and memory."""
+    (the same numbers, checked), in iterations/s and as a speed-up against the issue's target; the
+    auditor's tightness (Laplace, eps = 1: eps_lb at 1e4/1e5/1e6 samples), speed and memory; and the wall
+    time of `dpverify verify` per paper."""
     from dpverify.reproductions.bench_audit import run_audit_benchmarks
+    from dpverify.reproductions.bench_verify import run_verify_benchmarks
 
     benchmarks = {p: room_module("reproductions", p, "bench") for p in ([paper] if paper else paper_ids())}
     missing = [p for p, module in benchmarks.items() if module is None]
@@ -332,6 +336,8 @@ def bench(paper: PaperArg = None,
             module.run_benchmarks(replicas=replicas, iterations=iterations, echo=typer.echo)
     if audit:
         run_audit_benchmarks(echo=typer.echo)
+    if verify:
+        run_verify_benchmarks(benchmarks, echo=typer.echo)
 
 
 @app.command()

@@ -142,3 +142,14 @@ def test_the_pytest_plugin_in_a_throwaway_project(tmp_path):
     result = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", str(tmp_path)],
                             capture_output=True, text=True, cwd=tmp_path, timeout=600)
     assert result.returncode == 0 and "2 passed" in result.stdout, result.stdout + result.stderr
+
+
+def test_the_benchmark_times_verify_on_the_examples():
+    from dpverify.reproductions.bench_verify import BUDGET_SECONDS, implementation_of, run_verify_benchmarks
+
+    assert implementation_of("dp-recal") == (f"{REPO}/examples/dp_recal/my_dp_recal.py:run", "per-agent-loop example")
+    lines = []
+    seconds = run_verify_benchmarks(["dp-recal"], echo=lines.append)
+    assert 0 < seconds["dp-recal"] and len(lines) == 1
+    assert lines[0].startswith("verify dp-recal on the per-agent-loop example: ") and ", conforms (budget" in lines[0]
+    assert lines[0].endswith(f"(budget {BUDGET_SECONDS:g} s: {'met' if seconds['dp-recal'] <= BUDGET_SECONDS else 'NOT met'})")
