@@ -89,7 +89,10 @@ def transcript(implementation: Callable, setting: Any, rng: Any,
                 continue
             raise ImplementationError(f"the implementation returned no {key!r} (this paper's transcript has "
                                       f"{', '.join(k for k in shapes(setting) if k != 'noise_scales')})")
-        arrays[key] = np.asarray(value, dtype=float)
+        try:
+            arrays[key] = np.asarray(value, dtype=float)
+        except (TypeError, ValueError) as error:   # ragged lists, strings, objects: the user's output, not our bug
+            raise ImplementationError(f"{key} is not an array of numbers: {error}") from error
         if arrays[key].shape != tuple(expected):
             raise ImplementationError(f"{key} must have shape {tuple(expected)}; got {arrays[key].shape}")
     return arrays

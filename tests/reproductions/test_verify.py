@@ -8,6 +8,7 @@ import textwrap
 from pathlib import Path
 
 import joblib
+import numpy as np
 import pytest
 import scipy.stats
 
@@ -153,3 +154,16 @@ def test_the_benchmark_times_verify_on_the_examples():
     assert 0 < seconds["dp-recal"] and len(lines) == 1
     assert lines[0].startswith("verify dp-recal on the per-agent-loop example: ") and ", conforms (budget" in lines[0]
     assert lines[0].endswith(f"(budget {BUDGET_SECONDS:g} s: {'met' if seconds['dp-recal'] <= BUDGET_SECONDS else 'NOT met'})")
+
+
+def test_a_malformed_transcript_is_a_finding_about_the_implementation():
+    """Output that is not a transcript fails the exact check with a one-line reason; it is never a harness crash."""
+    def ragged(setting, rng):
+        return {"messages": [[0.0], [0.0, 1.0]], "iterates": []}
+
+    def wrong_shape(setting, rng):
+        return {"messages": np.zeros((1, 1, 1)), "iterates": np.zeros((1, 1, 1))}
+    for implementation, reason in ((ragged, "messages is not an array of numbers"),
+                                   (wrong_shape, "messages must have shape (20, 6, 2)")):
+        result = verify("dpdo-nc", implementation, checks=("exact",))
+        assert result.exit_status == EXIT_NONCONFORMING and reason in result.results[0].summary, result.lines()
