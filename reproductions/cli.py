@@ -20,6 +20,7 @@ from tqdm.auto import tqdm
 from dpverify.algorithms.core.errors import DpverifyError
 from dpverify.reproductions.datasets import availability
 from dpverify.reproductions.threads import limit_blas_threads
+from dpverify.theory.audit.auditor import MIN_SAMPLES_PER_PART
 from dpverify.theory.claims import CheckCrashed, ClaimResult, Paper, Verdict, evaluate
 from dpverify.theory.execution import DEFAULT_ROOT_SEED, CheckContext
 from dpverify.theory.papers import get_paper, paper_ids, room_module
@@ -44,7 +45,7 @@ class Backend(StrEnum):
 
 PaperArg = Annotated[Optional[str], typer.Argument(help="paper id (see `dpverify list`); all papers if omitted")]
 ProfileOpt = Annotated[Profile, typer.Option(help="quick: CI-sized runs; paper: the paper's sizes")]
-SeedOpt = Annotated[int, typer.Option(help="root seed; every task derives its generator from it and its key")]
+SeedOpt = Annotated[int, typer.Option(min=0, help="root seed (>= 0); every task derives its generator from it and its key")]
 JobsOpt = Annotated[int, typer.Option("--jobs", "-j", min=1, help="local worker processes")]
 StrictOpt = Annotated[bool, typer.Option(help="exit with status 3 when a claim is refuted; with --baseline, on any "
                                                "change against it")]
@@ -153,11 +154,13 @@ def check(paper: PaperArg = None,
           = None) -> None:
     """Run the theory checks of a paper (symbolic, ground truth, statistical), without the figures.
     Claims about figures are reported not-run here: `dpverify reproduce` checks them."""
-    from dpverify.reproductions.runner import Runner, environment_provenance
+    from dpverify.reproductions.runner import Runner, environment_provenance, writable_directory
 
     if claim and not paper:
         raise DpverifyError("--claim needs a PAPER argument (see `dpverify list`)")
     runner = Runner(cache_directory=cache, jobs=jobs)
+    if out is not None:
+        writable_directory(out, "--out")      # before any work, so none is lost to a bad --out
     results = []
     for entry in _papers(paper):
         parameters = _parameters(entry, profile)
@@ -191,12 +194,12 @@ def reproduce(paper: PaperArg = None,
         render_reports,
         write_summary,
     )
-    from dpverify.reproductions.runner import Runner, environment_provenance
+    from dpverify.reproductions.runner import Runner, environment_provenance, writable_directory
 
     if figure and not paper:
         raise DpverifyError("--figure needs a PAPER argument (see `dpverify list`)")
     runner = Runner(cache_directory=cache, jobs=jobs, backend=str(backend), scheduler=scheduler)
-    out.mkdir(parents=True, exist_ok=True)
+    writable_directory(out, "--out")
     all_results, records = [], {}
     for entry in _papers(paper):
         started = time.perf_counter()
@@ -279,7 +282,8 @@ def audit_mechanism(
 @app.command()
 def audit(paper: Annotated[str, typer.Argument(help="paper id (see `dpverify list`)")],
           claim: Annotated[Optional[str], typer.Option(help="one claim id; default: every claim with an audit")] = None,
-          samples: Annotated[Optional[int], typer.Option(min=1, help="runs per side (default: the profile's)")] = None,
+          samples: Annotated[Optional[int], typer.Option(min=2 * MIN_SAMPLES_PER_PART, help="runs per side, at least "
+                                                         f"{2 * MIN_SAMPLES_PER_PART} (default: the profile's)")] = None,
           confidence: Annotated[float, typer.Option(help="simultaneous confidence of the lower bounds, in (0, 1)")] = 0.95,
           profile: ProfileOpt = Profile.quick, seed: SeedOpt = DEFAULT_ROOT_SEED, strict: StrictOpt = False) -> None:
     """Empirical privacy audits: lower bounds on eps / rho from runs on neighbouring datasets, as the

@@ -54,9 +54,14 @@ class ExperimentConfig:
 def load_experiment(path: Path, profile: str) -> ExperimentConfig:
     if profile not in PROFILES:
         raise InvalidParameterError(f"unknown profile {profile!r}; expected one of {', '.join(PROFILES)}")
-    with open(path, "rb") as handle:
-        document = tomllib.load(handle)
-    header = document["experiment"]
+    try:
+        with open(path, "rb") as handle:
+            document = tomllib.load(handle)
+        header = document["experiment"]
+        document["parameters"].items()
+    except (tomllib.TOMLDecodeError, KeyError, AttributeError) as error:
+        kind = "malformed TOML" if isinstance(error, tomllib.TOMLDecodeError) else f"missing table {error}"
+        raise InvalidParameterError(f"experiment file {path}: {kind} ({error})") from error
     parameters = {}
     for name, entry in document["parameters"].items():
         source = entry.get("source")

@@ -317,7 +317,9 @@ def render_reports(out_dir: Path) -> list[Path]:
         from dpverify.algorithms.core.errors import DpverifyError
 
         raise DpverifyError(f"no {summary_path} to render; run `dpverify reproduce` or `dpverify check` first")
-    summary = json.loads(summary_path.read_text())
+    from dpverify.reproductions.compare import load_summary
+
+    summary = load_summary(summary_path)      # a damaged file is a one-line error, not a traceback
     written = []
     for record in summary["papers"].values():
         path = out_dir / f"{record['id'].replace('-', '_')}.md"

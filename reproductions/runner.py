@@ -137,6 +137,20 @@ def read_provenance(path: Path) -> dict[str, str]:
     return json.loads(raw[PROVENANCE_KEY]) if PROVENANCE_KEY in raw else {}
 
 
+def writable_directory(path: Path, what: str) -> Path:
+    """`path` as a directory this process can write to, created if missing; a one-line RunnerError before any
+    work is done if it cannot be (a file, a read-only place)."""
+    if path.exists() and not path.is_dir():
+        raise RunnerError(f"{what} {path} is a file, not a directory")
+    try:
+        path.mkdir(parents=True, exist_ok=True)
+        with tempfile.NamedTemporaryFile(dir=path, prefix=".write-test-"):
+            pass
+    except OSError as error:
+        raise RunnerError(f"{what} {path} is not a writable directory: {error.strerror or error}") from error
+    return path
+
+
 @dataclass
 class ResultCache:
     directory: Path
@@ -185,6 +199,8 @@ class Runner:
             raise RunnerError(f"unknown backend {self.backend!r}; expected 'local' or 'dask'")
         if self.jobs < 1:
             raise RunnerError(f"--jobs must be >= 1; got {self.jobs}")
+        if self.cache_directory is not None:
+            writable_directory(Path(self.cache_directory), "--cache")
 
     @property
     def cache(self) -> ResultCache | None:

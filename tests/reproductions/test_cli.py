@@ -1,5 +1,6 @@
 """The dpverify command: one-line user errors with exit 2, help, list, and a report end to end."""
 
+import os
 import subprocess
 import sys
 
@@ -67,3 +68,47 @@ def test_audit_command_rejects_bad_confidence_and_reports_bounds(tmp_path):
     result = run_cli("audit", "zcdp-nfl", "--claim", "audit-experiments-privacy", "--samples", "2000")
     assert result.returncode == 0, result.stderr
     assert "REFUTED" in result.stdout and "2000 samples/side" in result.stdout
+
+
+def test_bad_paths_are_one_line_errors_before_any_work(tmp_path):
+    """A --cache or --out that is a file, or that cannot be written, stops the run at once with one line."""
+    a_file = tmp_path / "a-file"
+    a_file.write_text("x")
+    read_only = tmp_path / "read-only"
+    read_only.mkdir()
+    read_only.chmod(0o500)
+    cases = [(["check", "zcdp-nfl", "--claim", "lemma-1", "--cache", str(a_file)], "--cache " + str(a_file) + " is a file"),
+             (["check", "zcdp-nfl", "--claim", "lemma-1", "--cache", str(tmp_path / "c"), "--out", str(a_file)],
+              "--out " + str(a_file) + " is a file"),
+             (["reproduce", "zcdp-nfl", "--figure", "figure-1", "--cache", str(tmp_path / "c"), "--out", str(a_file)],
+              "--out " + str(a_file) + " is a file")]
+    if os.geteuid() != 0:      # root writes anywhere
+        cases.append((["check", "zcdp-nfl", "--claim", "lemma-1", "--cache", str(read_only / "cache")],
+                      "is not a writable directory"))
+    for args, expected in cases:
+        result = run_cli(*args)
+        assert result.returncode == cli.EXIT_USER_ERROR and expected in result.stderr, (args, result.stderr)
+        assert "Traceback" not in result.stderr and "checking" not in result.stdout
+
+
+@pytest.mark.parametrize("args", [["check", "zcdp-nfl", "--seed", "-1"], ["audit", "zcdp-nfl", "--samples", "5"]])
+def test_out_of_range_options_are_usage_errors(args):
+    result = run_cli(*args)
+    assert result.returncode == cli.EXIT_USER_ERROR and "Traceback" not in result.stderr
+
+
+def test_a_damaged_summary_and_a_malformed_experiment_file_are_one_line_errors(tmp_path):
+    from dpverify.algorithms.core.errors import DpverifyError
+    from dpverify.reproductions.params import load_experiment
+
+    (tmp_path / "summary.json").write_text('{"papers": ')
+    result = run_cli("report", "--out", str(tmp_path))
+    assert result.returncode == cli.EXIT_USER_ERROR and "cannot read a report summary" in result.stderr
+    assert "Traceback" not in result.stderr
+    bad = tmp_path / "figure_9.toml"
+    bad.write_text("[experiment\nid = 'x'\n")
+    with pytest.raises(DpverifyError, match=f"experiment file {bad}: malformed TOML"):
+        load_experiment(bad, "quick")
+    bad.write_text("[experiment]\nid = 'x'\n")
+    with pytest.raises(DpverifyError, match="missing table 'parameters'"):
+        load_experiment(bad, "quick")
