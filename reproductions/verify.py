@@ -92,6 +92,11 @@ class Verification:
     results: tuple[ClaimResult, ...]
 
     @property
+    def verdicts(self) -> dict[str, Verdict]:
+        """Check name (accounting, exact, noise-scale, distribution, privacy) -> its verdict."""
+        return {r.claim.id.split("conformance-", 1)[1]: r.verdict for r in self.results}
+
+    @property
     def failures(self) -> list[ClaimResult]:
         return [r for r in self.results if r.verdict == Verdict.REFUTED]
 

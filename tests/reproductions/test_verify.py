@@ -17,6 +17,7 @@ from dpverify.reproductions.cli import EXIT_USER_ERROR
 from dpverify.reproductions.verify import EXIT_NONCONFORMING, load_implementation, verify
 from dpverify.theory.claims import Verdict
 from dpverify.theory.stats import SIGNIFICANCE
+from tests.reproductions.planting import planted
 
 REPO = Path(__file__).resolve().parents[2]
 EXAMPLE = REPO / "examples" / "dpdo_nc" / "my_dpdo_nc.py"
@@ -40,16 +41,6 @@ BUGS = [
 ]
 
 
-def planted(tmp_path: Path, original: str, replacement: str) -> Path:
-    source = EXAMPLE.read_text()
-    assert source.count(original) == 1, original
-    path = tmp_path / "buggy_dpdo_nc.py"
-    path.write_text(source.replace(original, replacement))
-    return path
-
-
-def verdicts(result) -> dict[str, Verdict]:
-    return {r.claim.id.split("conformance-")[1]: r.verdict for r in result.results}
 
 
 def test_the_example_and_the_reference_conform():
@@ -57,7 +48,7 @@ def test_the_example_and_the_reference_conform():
     for implementation in (f"{EXAMPLE}:run", "dpverify.algorithms.dpdo_nc.contract:REFERENCE"):
         result = verify("dpdo-nc", implementation)
         assert result.conforms and result.exit_status == 0, result.lines()
-        found = verdicts(result)
+        found = result.verdicts
         assert found["exact"] == found["accounting"] == found["noise-scale"] == Verdict.CONFIRMED
         assert found["privacy"] == Verdict.INCONCLUSIVE          # an audit never confirms
         assert result.lines()[-1].endswith("conforms to dpdo-nc: no check found a deviation")
@@ -65,8 +56,8 @@ def test_the_example_and_the_reference_conform():
 
 @pytest.mark.parametrize("bug, original, replacement, flagged", BUGS, ids=[b[0] for b in BUGS])
 def test_each_planted_bug_is_flagged_by_its_check(bug, original, replacement, flagged, tmp_path):
-    result = verify("dpdo-nc", f"{planted(tmp_path, original, replacement)}:run", checks=FAST)
-    found = verdicts(result)
+    result = verify("dpdo-nc", f"{planted(EXAMPLE, tmp_path, original, replacement)}:run", checks=FAST)
+    found = result.verdicts
     assert {name for name in flagged if found[name] == Verdict.REFUTED} == flagged, (bug, found)
     assert result.exit_status == EXIT_NONCONFORMING
     assert "first failing check dpdo-nc/conformance-" in result.lines()[-1]
@@ -74,25 +65,25 @@ def test_each_planted_bug_is_flagged_by_its_check(bug, original, replacement, fl
 
 def test_a_too_small_noise_is_caught_by_the_audit_of_its_own_messages(tmp_path):
     """Noise ten times too small: the audit's eps lower bound exceeds the claimed eps."""
-    path = planted(tmp_path, "sigma = 2.0 * np.sqrt(d) * alpha", "sigma = 0.2 * np.sqrt(d) * alpha")
+    path = planted(EXAMPLE, tmp_path, "sigma = 2.0 * np.sqrt(d) * alpha", "sigma = 0.2 * np.sqrt(d) * alpha")
     result = verify("dpdo-nc", f"{path}:run", checks=("privacy",))
-    assert verdicts(result)["privacy"] == Verdict.REFUTED, result.lines()
+    assert result.verdicts["privacy"] == Verdict.REFUTED, result.lines()
 
 
 def test_an_implementation_with_its_own_noise_is_judged_statistically(tmp_path):
-    path = planted(tmp_path, "rng.laplace(0.0, sigma, size=d)", "own.laplace(0.0, sigma, size=d)")
+    path = planted(EXAMPLE, tmp_path, "rng.laplace(0.0, sigma, size=d)", "own.laplace(0.0, sigma, size=d)")
     path.write_text(path.read_text().replace("    n, d = setting.num_agents, setting.dim\n",
                                              "    n, d = setting.num_agents, setting.dim\n"
                                              "    own = np.random.default_rng(rng.integers(2**32))\n"))
     owned = verify("dpdo-nc", f"{path}:run", checks=FAST, noise="own")
-    found = verdicts(owned)
+    found = owned.verdicts
     assert found["exact"] == Verdict.NOT_RUN and owned.conforms, owned.lines()
     assert found["noise-scale"] == Verdict.CONFIRMED and found["distribution"] == Verdict.CONFIRMED
-    assert verdicts(verify("dpdo-nc", f"{path}:run", checks=("exact",)))["exact"] == Verdict.REFUTED
+    assert (verify("dpdo-nc", f"{path}:run", checks=("exact",))).verdicts["exact"] == Verdict.REFUTED
 
 
 def _statistical_refutations(seed: int) -> int:
-    found = verdicts(verify("dpdo-nc", f"{EXAMPLE}:run", seed=seed, checks=("noise-scale", "distribution")))
+    found = (verify("dpdo-nc", f"{EXAMPLE}:run", seed=seed, checks=("noise-scale", "distribution"))).verdicts
     return sum(v == Verdict.REFUTED for v in found.values())
 
 
@@ -119,7 +110,7 @@ def run_cli(*args, cwd=None):
 
 
 def test_the_command_exit_statuses(tmp_path):
-    buggy = planted(tmp_path, *BUGS[5][1:3])
+    buggy = planted(EXAMPLE, tmp_path, *BUGS[5][1:3])
     failing = run_cli("verify", "dpdo-nc", "--impl", f"{buggy}:run", "--checks", "exact", cwd=tmp_path)
     assert failing.returncode == EXIT_NONCONFORMING
     assert failing.stdout.splitlines()[-1].startswith(f"{buggy}:run does not conform to dpdo-nc: first failing check "

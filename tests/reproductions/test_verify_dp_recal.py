@@ -18,6 +18,7 @@ from dpverify.theory.claims import Verdict
 from dpverify.theory.dp_recal.conformance import setting
 from dpverify.theory.execution import CheckContext
 from dpverify.theory.stats import SIGNIFICANCE
+from tests.reproductions.planting import planted
 
 REPO = Path(__file__).resolve().parents[2]
 EXAMPLE = REPO / "examples" / "dp_recal" / "my_dp_recal.py"
@@ -46,16 +47,6 @@ BUGS = [
 ]
 
 
-def planted(tmp_path: Path, original: str, replacement: str) -> Path:
-    source = EXAMPLE.read_text()
-    assert source.count(original) == 1, original
-    path = tmp_path / "buggy_dp_recal.py"
-    path.write_text(source.replace(original, replacement))
-    return path
-
-
-def verdicts(result) -> dict[str, Verdict]:
-    return {r.claim.id.split("conformance-")[1]: r.verdict for r in result.results}
 
 
 def test_the_example_and_the_reference_conform():
@@ -63,13 +54,13 @@ def test_the_example_and_the_reference_conform():
     refuted); the reference with the exact and accounting checks (against itself, along the same walk)."""
     result = verify("dp-recal", f"{EXAMPLE}:run")
     assert result.conforms and result.exit_status == 0, result.lines()
-    found = verdicts(result)
+    found = result.verdicts
     assert found["exact"] == found["accounting"] == found["distribution"] == Verdict.CONFIRMED, result.lines()
     assert found["noise-scale"] in (Verdict.CONFIRMED, Verdict.INCONCLUSIVE)    # 400 runs x q = 3 draws a round
     assert found["privacy"] == Verdict.INCONCLUSIVE                              # an audit never confirms
     assert result.lines()[-1].endswith("conforms to dp-recal: no check found a deviation")
     reference = verify("dp-recal", "dpverify.algorithms.dp_recal.contract:REFERENCE", checks=("accounting", "exact"))
-    assert reference.exit_status == 0 and set(verdicts(reference).values()) == {Verdict.CONFIRMED}, reference.lines()
+    assert reference.exit_status == 0 and set(reference.verdicts.values()) == {Verdict.CONFIRMED}, reference.lines()
 
 
 def test_the_reference_follows_the_walk_and_the_tape():
@@ -88,15 +79,15 @@ def test_the_reference_follows_the_walk_and_the_tape():
 
 @pytest.mark.parametrize("bug, original, replacement, flagged", BUGS, ids=[b[0] for b in BUGS])
 def test_each_planted_bug_is_flagged_by_its_checks(bug, original, replacement, flagged, tmp_path):
-    result = verify("dp-recal", f"{planted(tmp_path, original, replacement)}:run", checks=tuple(sorted(flagged)))
-    found = verdicts(result)
+    result = verify("dp-recal", f"{planted(EXAMPLE, tmp_path, original, replacement)}:run", checks=tuple(sorted(flagged)))
+    found = result.verdicts
     assert {name for name in flagged if found[name] == Verdict.REFUTED} == flagged, (bug, result.lines())
     assert result.exit_status == EXIT_NONCONFORMING
     assert "first failing check dp-recal/conformance-" in result.lines()[-1]
 
 
 def refutations(seed: int) -> int:
-    found = verdicts(verify("dp-recal", f"{EXAMPLE}:run", seed=seed, checks=("noise-scale", "distribution")))
+    found = (verify("dp-recal", f"{EXAMPLE}:run", seed=seed, checks=("noise-scale", "distribution"))).verdicts
     return sum(v == Verdict.REFUTED for v in found.values())
 
 

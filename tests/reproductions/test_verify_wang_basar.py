@@ -19,6 +19,7 @@ from dpverify.theory.claims import Verdict
 from dpverify.theory.execution import CheckContext
 from dpverify.theory.stats import SIGNIFICANCE
 from dpverify.theory.wang_basar.conformance import SUITE
+from tests.reproductions.planting import planted
 
 REPO = Path(__file__).resolve().parents[2]
 EXAMPLE = REPO / "examples" / "wang_basar" / "my_wang_basar.py"
@@ -47,22 +48,12 @@ BUGS = [
 ]
 
 
-def planted(tmp_path: Path, original: str, replacement: str) -> Path:
-    source = EXAMPLE.read_text()
-    assert source.count(original) == 1, original
-    path = tmp_path / "buggy_wang_basar.py"
-    path.write_text(source.replace(original, replacement))
-    return path
-
-
-def verdicts(result) -> dict[str, Verdict]:
-    return {r.claim.id.split("conformance-")[1]: r.verdict for r in result.results}
 
 
 def test_the_example_conforms_the_privacy_audit_included():
     result = verify("wang-basar", f"{EXAMPLE}:run")
     assert result.conforms and result.exit_status == 0, result.lines()
-    found = verdicts(result)
+    found = result.verdicts
     assert found["exact"] == found["accounting"] == found["noise-scale"] == Verdict.CONFIRMED, result.lines()
     assert found["privacy"] == Verdict.INCONCLUSIVE          # an audit never confirms
     assert result.lines()[-1].endswith("conforms to wang-basar: no check found a deviation")
@@ -72,20 +63,20 @@ def test_the_reference_conforms():
     result = verify("wang-basar", "dpverify.algorithms.wang_basar.contract:REFERENCE",
                     checks=("accounting", "exact", "noise-scale"))
     assert result.conforms and result.exit_status == 0, result.lines()
-    assert set(verdicts(result).values()) == {Verdict.CONFIRMED}
+    assert set(result.verdicts.values()) == {Verdict.CONFIRMED}
 
 
 @pytest.mark.parametrize("bug, original, replacement, flagged", BUGS, ids=[b[0] for b in BUGS])
 def test_each_planted_bug_is_flagged_by_its_checks(bug, original, replacement, flagged, tmp_path):
-    result = verify("wang-basar", f"{planted(tmp_path, original, replacement)}:run", checks=tuple(flagged | CHEAP))
-    found = verdicts(result)
+    result = verify("wang-basar", f"{planted(EXAMPLE, tmp_path, original, replacement)}:run", checks=tuple(flagged | CHEAP))
+    found = result.verdicts
     assert {name for name in flagged if found[name] == Verdict.REFUTED} == flagged, (bug, result.lines())
     assert result.exit_status == EXIT_NONCONFORMING
     assert "first failing check wang-basar/conformance-" in result.lines()[-1]
 
 
 def _statistical_refutations(seed: int) -> int:
-    found = verdicts(verify("wang-basar", f"{EXAMPLE}:run", seed=seed, checks=("noise-scale", "distribution")))
+    found = (verify("wang-basar", f"{EXAMPLE}:run", seed=seed, checks=("noise-scale", "distribution"))).verdicts
     return sum(v == Verdict.REFUTED for v in found.values())
 
 

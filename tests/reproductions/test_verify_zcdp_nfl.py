@@ -14,6 +14,7 @@ from joblib import Parallel, delayed
 from dpverify.reproductions.verify import EXIT_NONCONFORMING, verify
 from dpverify.theory.claims import Verdict
 from dpverify.theory.stats import SIGNIFICANCE
+from tests.reproductions.planting import planted
 
 REPO = Path(__file__).resolve().parents[2]
 EXAMPLE = REPO / "examples" / "zcdp_nfl" / "my_zcdp_nfl.py"
@@ -45,19 +46,11 @@ BUGS = [
 ]
 
 
-def planted(directory: Path, index: int, original: str, replacement: str) -> Path:
-    source = EXAMPLE.read_text()
-    assert source.count(original) == 1, original
-    path = directory / f"buggy_zcdp_nfl_{index}.py"
-    path.write_text(source.replace(original, replacement))
-    return path
-
 
 def verdicts_of(implementation: str, checks: tuple[str, ...] | None, seed: int | None = None):
     """One verification, in a joblib worker: the verdict of each check, the exit status and the report lines."""
     result = verify("zcdp-nfl", implementation, checks=checks, **({} if seed is None else {"seed": seed}))
-    found = {r.claim.id.split("conformance-")[1]: r.verdict for r in result.results}
-    return found, result.exit_status, result.lines()
+    return result.verdicts, result.exit_status, result.lines()
 
 
 @pytest.fixture(scope="module")
@@ -65,8 +58,10 @@ def outcomes(tmp_path_factory):
     """label -> (verdicts, exit status, lines) of every verification below, computed in one parallel batch."""
     directory = tmp_path_factory.mktemp("planted")
     jobs = {"example": (f"{EXAMPLE}:run", None, None), "reference": (REFERENCE, CHEAP, None)}
-    jobs |= {f"bug/{bug}": (f"{planted(directory, i, original, replacement)}:run", tuple(sorted(flagged)), None)
-             for i, (bug, original, replacement, flagged) in enumerate(BUGS)}
+    bugs = {bug: planted(EXAMPLE, directory, original, replacement, f"buggy_zcdp_nfl_{i}.py")
+            for i, (bug, original, replacement, _) in enumerate(BUGS)}
+    jobs |= {f"bug/{bug}": (f"{bugs[bug]}:run", tuple(sorted(flagged)), None)
+             for bug, _, _, flagged in BUGS}
     jobs |= {f"seed/{seed}": (f"{EXAMPLE}:run", STATISTICAL, seed) for seed in FALSE_ALARM_SEEDS}
     # the longest jobs first, so that the two workers finish together
     order = sorted(jobs, key=lambda label: (label != "example", jobs[label][1] is None or "distribution" not in jobs[label][1]))
