@@ -54,6 +54,7 @@ BaselineOpt = Annotated[Optional[Path], typer.Option(help="a previous report's s
 JunitOpt = Annotated[Optional[Path], typer.Option(help="write JUnit XML here: one test case per claim (a regression "
                                                   "against --baseline fails its case)")]
 OutOpt = Annotated[Path, typer.Option(help="directory of the report, results and figures")]
+CacheOpt = Annotated[Path, typer.Option(help="result cache directory")]
 
 
 def _papers(paper_id: str | None) -> list[Paper]:
@@ -148,7 +149,7 @@ def list_command(paper: PaperArg = None) -> None:
 def check(paper: PaperArg = None,
           claim: Annotated[Optional[str], typer.Option(help="one claim id, e.g. lemma-1 or zcdp-nfl/lemma-1")] = None,
           profile: ProfileOpt = Profile.quick, seed: SeedOpt = DEFAULT_ROOT_SEED, jobs: JobsOpt = 1,
-          cache: Annotated[Path, typer.Option(help="result cache directory")] = DEFAULT_CACHE,
+          cache: CacheOpt = DEFAULT_CACHE,
           strict: StrictOpt = False, baseline: BaselineOpt = None, junit: JunitOpt = None,
           out: Annotated[Optional[Path], typer.Option(help="also write OUT/summary.json (a baseline for later runs)")]
           = None) -> None:
@@ -180,7 +181,7 @@ def reproduce(paper: PaperArg = None,
               backend: Annotated[Backend, typer.Option(help="local processes (joblib) or a Dask cluster")] = Backend.local,
               scheduler: Annotated[Optional[str], typer.Option(help="Dask scheduler address for --backend dask")] = None,
               out: OutOpt = DEFAULT_OUT,
-              cache: Annotated[Path, typer.Option(help="result cache directory")] = DEFAULT_CACHE,
+              cache: CacheOpt = DEFAULT_CACHE,
               seed: SeedOpt = DEFAULT_ROOT_SEED, strict: StrictOpt = False, baseline: BaselineOpt = None,
               junit: JunitOpt = None) -> None:
     """Reproduce the figures, check every claim, and write the report (index.html, <paper>.md, summary.json)."""
@@ -234,14 +235,28 @@ def verify(paper: Annotated[str, typer.Argument(help="paper id (see `dpverify li
                                               "its own noise (exact conformance is not run)")] = "tape",
            checks: Annotated[Optional[str], typer.Option(help="comma-separated subset of accounting, exact, "
                                                           "noise-scale, distribution, privacy (default: all)")] = None,
-           profile: ProfileOpt = Profile.quick, seed: SeedOpt = DEFAULT_ROOT_SEED) -> None:
+           claims: Annotated[Optional[bool], typer.Option(
+               help="re-run the paper's claims whose checks run the algorithm (regret, rates, figures) on your "
+                    "implementation, beside the reference's verdicts (default: yes, unless --checks selects a subset)",
+               show_default=False)] = None,
+           claim: Annotated[Optional[list[str]], typer.Option(
+               help="re-run only this claim (repeatable), e.g. --claim figure-2")] = None,
+           profile: ProfileOpt = Profile.quick, seed: SeedOpt = DEFAULT_ROOT_SEED, jobs: JobsOpt = 2,
+           cache: CacheOpt = DEFAULT_CACHE) -> None:
     """Validate your implementation of a paper's algorithm: exact conformance on dpverify's noise draws, its
-    reported noise scales, the noise it actually sends, the distribution of its messages, and a privacy audit of
-    its own messages. Exit status 0 if no check finds a deviation, 3 if one does (docs/verify.md)."""
+    reported noise scales, the noise it actually sends, the distribution of its messages, a privacy audit of
+    its own messages, and the paper's claims re-run on it. Exit status 0 if no check finds a deviation and no
+    claim diverges from the reference, 3 otherwise (docs/verify.md)."""
+    from dpverify.reproductions.runner import writable_directory
     from dpverify.reproductions.verify import verify as run_verify
 
     selected = tuple(c.strip() for c in checks.split(",") if c.strip()) if checks else None
-    result = run_verify(paper, impl, profile=str(profile), seed=seed, noise=noise, checks=selected, progress=True)
+    if claim and claims is False:
+        raise DpverifyError("--claim selects claims to re-run; it contradicts --no-claims")
+    if claims is not False:
+        writable_directory(cache, "--cache")   # before any work, so none is lost to a bad --cache
+    result = run_verify(paper, impl, profile=str(profile), seed=seed, noise=noise, checks=selected,
+                        claims=tuple(claim) if claim else claims, cache=cache, jobs=jobs, progress=True)
     for line in result.lines():
         typer.echo(line)
     if not result.conforms:

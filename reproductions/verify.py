@@ -3,75 +3,37 @@
 The implementation goes through the paper's contract (`dpverify.algorithms.<paper>.contract`), the
 same door as our reference, and the conformance checks of theory/conformance.py judge it: exact
 (same noise draws, same transcript), accounting, noise scale, distribution of its messages, and a
-privacy audit of its own messages. Nothing is cached: every verification runs the implementation it
-was given, so no implementation can receive another's results.
+privacy audit of its own messages. Then (verify_claims.py) the paper's claims whose checks run the
+algorithm are re-run on the implementation, beside the reference's verdicts. The conformance checks are
+never cached; the claims' experiments are cached (with --cache) under keys that hold the implementation's
+source digest, so no implementation can receive another's results.
 
-Exit status of the command: 0 when no check refutes conformance, 3 when one does (the first failing
-check is named in one line), 2 on bad input (an implementation that cannot be loaded, an unknown
+Exit status of the command: 0 when no check refutes conformance and no claim diverges from the reference,
+3 otherwise (the first failing check, or diverging claim, is named in one line), 2 on bad input (an implementation that cannot be loaded, an unknown
 paper), 1 on a harness error.
 """
 
 from __future__ import annotations
 
-import importlib
-import importlib.util
-import sys
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any
 
 from tqdm.auto import tqdm
 
 from dpverify.algorithms.core.errors import DpverifyError
 from dpverify.reproductions.experiments import parameters_of
+from dpverify.reproductions.runner import Runner
+from dpverify.reproductions.verify_claims import ClaimComparison, compare_claims
 from dpverify.theory.claims import ClaimResult, NothingToMeasure, Verdict, evaluate
 from dpverify.theory.conformance import CHECKS, Suite, conformance_claims
 from dpverify.theory.execution import DEFAULT_ROOT_SEED, CheckContext
+from dpverify.theory.implementations import ImplementationNotFound, load_implementation, load_object  # noqa: F401 (API)
 from dpverify.theory.papers import get_paper, room_module
 
 EXIT_CONFORMS = 0
 EXIT_NONCONFORMING = 3
 NOISE_MODES = ("tape", "own")   # tape: draws from the rng it is given (exact conformance runs); own: its own noise
-
-
-class ImplementationNotFound(DpverifyError):
-    """`--impl` does not name a loadable callable."""
-
-
-def load_object(spec: str) -> Any:
-    """`package.module:object` or `path/to/file.py:object` (a dotted object path is followed)."""
-    target, _, attribute = spec.rpartition(":")
-    if not target or not attribute:
-        raise ImplementationNotFound(f"expected module:object or path/to/file.py:object; got {spec!r}")
-    try:
-        if target.endswith(".py"):
-            path = Path(target).resolve()
-            if not path.is_file():
-                raise ImplementationNotFound(f"no file {path} (from --impl {spec!r})")
-            module_spec = importlib.util.spec_from_file_location(f"dpverify_user_{path.stem}", path)
-            module = importlib.util.module_from_spec(module_spec)
-            sys.modules[module_spec.name] = module
-            module_spec.loader.exec_module(module)
-        else:
-            module = importlib.import_module(target)
-    except ImplementationNotFound:
-        raise
-    except Exception as error:  # the user's module may fail to import in any way; say which and why
-        raise ImplementationNotFound(f"cannot import {target!r}: {type(error).__name__}: {error}") from error
-    found: Any = module
-    for part in attribute.split("."):
-        if not hasattr(found, part):
-            raise ImplementationNotFound(f"{target!r} has no attribute {attribute!r}")
-        found = getattr(found, part)
-    return found
-
-
-def load_implementation(spec: str) -> Callable:
-    found = load_object(spec)
-    if not callable(found):
-        raise ImplementationNotFound(f"{spec!r} is a {type(found).__name__}, not a callable implementation(setting, rng)")
-    return found
 
 
 def suite_of(paper: str) -> Suite:
@@ -90,6 +52,7 @@ class Verification:
     paper: str
     implementation: str
     results: tuple[ClaimResult, ...]
+    claims: tuple[ClaimComparison, ...] = ()   # the paper's claims, reference vs implementation (verify_claims.py)
 
     @property
     def verdicts(self) -> dict[str, Verdict]:
@@ -101,22 +64,34 @@ class Verification:
         return [r for r in self.results if r.verdict == Verdict.REFUTED]
 
     @property
+    def divergences(self) -> list[ClaimComparison]:
+        """Claims the reference's runs confirm and the implementation's refute."""
+        return [c for c in self.claims if c.diverges]
+
+    @property
     def conforms(self) -> bool:
-        return not self.failures
+        return not self.failures and not self.divergences
 
     @property
     def exit_status(self) -> int:
         return EXIT_CONFORMS if self.conforms else EXIT_NONCONFORMING
 
     def lines(self) -> list[str]:
-        """One line per check, then the outcome (the first failing check named)."""
+        """One line per check, one per re-run claim (both verdicts), then the outcome (the first failure named)."""
         out = [f"{r.claim.id}  {r.verdict}: {r.summary}" for r in self.results]
+        out += [comparison.line() for comparison in self.claims]
         if self.failures:
             first = self.failures[0]
             out.append(f"{self.implementation} does not conform to {self.paper}: first failing check "
                        f"{first.claim.id}: {first.results[0].evidence.summary}")
+        elif self.divergences:
+            first = self.divergences[0]
+            out.append(f"{self.implementation} does not conform to {self.paper}: first diverging claim "
+                       f"{first.claim.id} (confirmed on the reference's runs, refuted on the implementation's): "
+                       f"{first.implementation.summary}")
         else:
-            out.append(f"{self.implementation} conforms to {self.paper}: no check found a deviation")
+            out.append(f"{self.implementation} conforms to {self.paper}: no check found a deviation"
+                       + (f" and {len(self.claims)} re-run claim(s) agree with the reference" if self.claims else ""))
         return out
 
 
@@ -127,10 +102,14 @@ def _exact_needs_the_tape(context: CheckContext):
 
 
 def verify(paper: str, implementation: Callable | str, *, profile: str = "quick", seed: int = DEFAULT_ROOT_SEED,
-           noise: str = "tape", checks: tuple[str, ...] | None = None, progress: bool = False) -> Verification:
+           noise: str = "tape", checks: tuple[str, ...] | None = None, claims: bool | tuple[str, ...] | None = None,
+           cache: Path | None = None, jobs: int = 2, progress: bool = False) -> Verification:
     """Judge `implementation` (a callable `implementation(setting, rng) -> transcript`, or its `module:object`
     spec) against `paper`'s contract and claims; see the module docstring. `checks` keeps only the named
-    ones (CHECKS; default all)."""
+    conformance checks (CHECKS; default all); `claims` re-runs the paper's claims that run the algorithm on it
+    (verify_claims.py; True: all of them, a tuple of claim ids, or None: all of them unless `checks` selects a
+    subset of the conformance checks), with `jobs` worker processes (1 for a callable,
+    which worker processes cannot load) and, if given, the result cache `cache`."""
     if noise not in NOISE_MODES:
         raise DpverifyError(f"noise must be one of {', '.join(NOISE_MODES)}; got {noise!r}")
     unknown = sorted(set(checks or ()) - set(CHECKS))
@@ -144,12 +123,21 @@ def verify(paper: str, implementation: Callable | str, *, profile: str = "quick"
                                      f"{type(function).__name__}")
     suite = suite_of(paper)
     context = CheckContext(profile=profile, root_seed=seed, parameters=parameters_of(paper, profile))
-    claims = tuple(c for c in conformance_claims(suite, function) if checks is None or c.id.split("conformance-")[1] in checks)
+    conformance = tuple(c for c in conformance_claims(suite, function)
+                        if checks is None or c.id.split("conformance-")[1] in checks)
     if noise == "own":
-        claims = tuple(_without_exact(claim) for claim in claims)
+        conformance = tuple(_without_exact(claim) for claim in conformance)
     results = tuple(evaluate(claim, context) for claim in tqdm(
-        claims, desc=f"verify {paper}", unit="check", leave=False, disable=None if progress else True))
-    return Verification(paper, name, results)
+        conformance, desc=f"verify {paper}", unit="check", leave=False, disable=None if progress else True))
+    compared = ()
+    if claims is None:
+        claims = checks is None
+    if claims:   # a spec, not the loaded function, so that worker processes can load it
+        runner = Runner(cache_directory=cache, jobs=jobs, show_progress=progress)
+        compared = compare_claims(paper, implementation, profile=profile, seed=seed, runner=runner,
+                                  only=None if claims is True else tuple(claims),
+                                  progress=(lambda line: tqdm.write(line)) if progress else (lambda line: None))
+    return Verification(paper, name, results, compared)
 
 
 def _without_exact(claim):

@@ -152,11 +152,18 @@ def check_exact(suite: Suite, implementation: Callable, context: CheckContext) -
                  seeds=EXACT_SEEDS, rounds=setting.horizon)
 
 
+def independent_transcripts(function: Callable, setting: Any, rngs, shapes: Callable[[Any], dict[str, tuple[int, ...]]]
+                 ) -> list[dict[str, np.ndarray]]:
+    """One checked transcript per rng (independent runs of one implementation, e.g. a user's inside an
+    experiment's task: `dpverify verify` re-running the paper's claims)."""
+    return [transcript(function, setting, rng, shapes) for rng in rngs]
+
+
 def _runs(suite: Suite, function: Callable, setting: Any, replicas: int, root_seed: int, key: str) -> dict[str, np.ndarray]:
     """`replicas` independent runs, each with its own Generator: the messages and the noise they carry, stacked
     on a leading replica axis."""
-    runs = [transcript(function, setting, np.random.default_rng(task_seed_sequence(root_seed, f"{key}/{r}")),
-                       suite.shapes) for r in range(replicas)]
+    runs = independent_transcripts(function, setting, (np.random.default_rng(task_seed_sequence(root_seed, f"{key}/{r}"))
+                                            for r in range(replicas)), suite.shapes)
     return {"messages": np.stack([run["messages"] for run in runs]),
             "noise": np.stack([suite.added_noise(run) for run in runs])}
 

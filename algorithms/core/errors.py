@@ -17,3 +17,8 @@ class InvalidGraphError(DpverifyError, ValueError):
 
 class InvalidDataError(DpverifyError, ValueError):
     """Data with NaN/inf, mismatched dimensions, or values outside a declared bound."""
+
+
+class NotInContract(DpverifyError, ValueError):
+    """A run whose parameters the paper's contract (algorithms/<paper>/contract.py) cannot hand to an
+    implementation, e.g. a reading or a mirror map the contract's setting does not state."""

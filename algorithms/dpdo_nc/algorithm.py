@@ -138,6 +138,8 @@ class Costs(Protocol):
 
     def own_gradient(self, t: int, x: np.ndarray) -> np.ndarray: ...      # (R, N, d): grad f_t^i(x^i)
 
+    def node_gradient(self, t: int, i: int, x: np.ndarray) -> np.ndarray: ...   # (d,): grad f_t^i(x), node i alone
+
     def global_gradient(self, t: int, x: np.ndarray) -> np.ndarray: ...   # (R, N, d): sum_j grad f_t^j(x^i)
 
 
@@ -161,6 +163,10 @@ class Localization:
 
     def own_gradient(self, t: int, x: np.ndarray) -> np.ndarray:
         return self._gradients(t, x, self.sensors, self.distances[t - 1])
+
+    def node_gradient(self, t: int, i: int, x: np.ndarray) -> np.ndarray:
+        """grad f_t^i(x) of node i alone, x (d,): the contract's gradient oracle, called once per agent and round."""
+        return self._gradients(t, x, self.sensors[i], self.distances[t - 1, i])
 
     def global_gradient(self, t: int, x: np.ndarray) -> np.ndarray:
         every = self._gradients(t, x[..., :, None, :], self.sensors, self.distances[t - 1])  # (R, N_i, N_j, d)
@@ -210,6 +216,9 @@ class NodeReplaced:
         gradient = self.base.own_gradient(t, x).copy()
         gradient[..., self.node, :] = self.direction
         return gradient
+
+    def node_gradient(self, t: int, i: int, x: np.ndarray) -> np.ndarray:
+        return self.direction.copy() if i == self.node else self.base.node_gradient(t, i, x)
 
     def global_gradient(self, t: int, x: np.ndarray) -> np.ndarray:
         raise NotImplementedError("regret is measured on the experiment's costs, not on audit neighbours")
@@ -286,6 +295,42 @@ class DpdoNcRun:
         return self.regret_dot.mean(axis=1) + radius * np.abs(self.regret_sum.mean(axis=1)).max(axis=-1)
 
 
+class RegretTracker:
+    """The regret accumulators of (3) at the checkpoints `marks`: sum_{t<=T'} <G_t^i, x_t^i> and
+    sum_{t<=T'} G_t^i, with G_t^i = sum_j grad f_t^j(x_t^i). Fed one round at a time (the state x_t, (R, N, d)),
+    by run_dpdo_nc as it runs and by regret_of_iterates for a transcript."""
+
+    def __init__(self, costs: Costs, marks: np.ndarray, replicas: int, num_agents: int, dim: int) -> None:
+        self.costs, self.marks = costs, marks
+        self.dot, self.sum = np.zeros((replicas, num_agents)), np.zeros((replicas, num_agents, dim))
+        self.dots: list[np.ndarray] = []
+        self.sums: list[np.ndarray] = []
+
+    def add(self, t: int, x: np.ndarray) -> None:
+        g_all = self.costs.global_gradient(t, x)
+        self.dot += np.einsum("rnd,rnd->rn", g_all, x)
+        self.sum += g_all
+        if len(self.dots) < self.marks.size and t == self.marks[len(self.dots)]:
+            self.dots.append(self.dot.copy())
+            self.sums.append(self.sum.copy())
+
+    def accumulators(self) -> tuple[np.ndarray, np.ndarray]:
+        """regret_dot (K, R, N) and regret_sum (K, R, N, d); K = 0 when regret was not tracked."""
+        if not self.dots:
+            return np.zeros((0, *self.dot.shape)), np.zeros((0, *self.sum.shape))
+        return np.stack(self.dots), np.stack(self.sums)
+
+
+def regret_of_iterates(costs: Costs, iterates: np.ndarray, checkpoints) -> tuple[np.ndarray, np.ndarray]:
+    """The regret accumulators (RegretTracker) of given iterates x_1..x_T (T' <= T, R, N, d), e.g. a user
+    implementation's transcripts: regret_dot (K, R, N), regret_sum (K, R, N, d)."""
+    marks = np.array(sorted({int(c) for c in checkpoints}))
+    tracker = RegretTracker(costs, marks, *iterates.shape[1:])
+    for t in range(1, int(marks.max()) + 1):
+        tracker.add(t, iterates[t - 1])
+    return tracker.accumulators()
+
+
 def mix(schedule_matrix: np.ndarray, broadcasts: np.ndarray, iterates: np.ndarray, self_copy: str) -> np.ndarray:
     """z_t^i = sum_j a_ij(t) q_t^j (eq. (6)); `clean`: node i's own term uses x_t^i."""
     z = np.einsum("ij,rjd->rid", schedule_matrix, broadcasts)
@@ -313,24 +358,17 @@ def run_dpdo_nc(costs: Costs, schedule: Schedule, params: DpdoNcParams, *, horiz
         raise InvalidDataError(f"costs are defined for {costs.num_agents} nodes but the schedule has {n}")
     x = np.zeros((replicas, n, dim)) if x1 is None else np.broadcast_to(np.asarray(x1, float), (replicas, n, dim)).copy()
     check_start(x, params.radius)
-    marks = np.array(sorted(set(int(c) for c in (checkpoints if checkpoints is not None else [horizon]))))
+    marks = np.array(sorted({int(c) for c in (checkpoints if checkpoints is not None else [horizon])}))
     if marks.min() < 1 or marks.max() > horizon:
         raise InvalidParameterError(f"checkpoints must lie in 1..{horizon}; got {marks.min()}..{marks.max()}")
     ledger = PrivacyLedger()
-    dot_acc, sum_acc = np.zeros((replicas, n)), np.zeros((replicas, n, dim))
-    dots, sums, next_mark = [], [], 0
+    tracker = RegretTracker(costs, marks, replicas, n, dim)
     alphas = np.array([params.alpha(t, n) for t in range(1, horizon + 1)])
     sigmas = np.array([params.sigma(t, n, dim) for t in range(1, horizon + 1)])
     kept = {"iterates": [x], "broadcasts": [], "mixed": [], "own_gradients": []} if keep else None
     for t in range(1, horizon + 1):  # a loop over rounds; replicas and nodes are batched
         if regret:
-            g_all = costs.global_gradient(t, x)
-            dot_acc += np.einsum("rnd,rnd->rn", g_all, x)
-            sum_acc += g_all
-            if t == marks[next_mark]:
-                dots.append(dot_acc.copy())
-                sums.append(sum_acc.copy())
-                next_mark = min(next_mark + 1, marks.size - 1)
+            tracker.add(t, x)
         a = schedule.at(t)
         sigma, bound = sigmas[t - 1], params.sensitivity_bound(t, n, dim)
         if params.noise_draw == "per_node":
@@ -357,9 +395,7 @@ def run_dpdo_nc(costs: Costs, schedule: Schedule, params: DpdoNcParams, *, horiz
     if not np.all(np.isfinite(x)):
         raise InvalidDataError("iterates became non-finite")
     stacked = {k: np.stack(v) for k, v in kept.items()} if keep else {}
-    empty = np.zeros((0, replicas, n))
-    return DpdoNcRun(marks, np.stack(dots) if dots else empty, np.stack(sums) if sums else empty[..., None],
-                     sigmas, alphas, x, ledger, **stacked)
+    return DpdoNcRun(marks, *tracker.accumulators(), sigmas, alphas, x, ledger, **stacked)
 
 
 def replay(costs: Costs, schedule: Schedule, params: DpdoNcParams, broadcasts: np.ndarray,

@@ -24,6 +24,7 @@ from typing import Any, Protocol
 
 import numpy as np
 
+from dpverify.algorithms.core.errors import NotInContract
 from dpverify.algorithms.core.mirror import SquaredEuclidean
 from dpverify.algorithms.dpdo_nc.algorithm import Costs, DpdoNcParams, NodeReplaced, Schedule, run_dpdo_nc
 
@@ -60,9 +61,7 @@ class DpdoNcSetting:
 
     def gradient(self, t: int, i: int, x: np.ndarray) -> np.ndarray:
         """grad f_t^i(x), (d,), node i's own cost at round t (line 6)."""
-        points = np.zeros((self.num_agents, self.dim))
-        points[i] = x
-        return self.costs.own_gradient(t, points)[i]
+        return self.costs.node_gradient(t, i, np.asarray(x, dtype=float))
 
     def params(self) -> DpdoNcParams:
         """The reference's parameters (literal readings: noisy self copy, one broadcast per node)."""
@@ -70,6 +69,18 @@ class DpdoNcSetting:
 
     def with_costs(self, costs: Costs, horizon: int | None = None) -> DpdoNcSetting:
         return replace(self, costs=costs, horizon=self.horizon if horizon is None else horizon)
+
+
+def setting_of(costs: Costs, schedule: Schedule, params: DpdoNcParams, horizon: int, x1: np.ndarray) -> DpdoNcSetting:
+    """The setting of a reference run with these parameters (an experiment's curve, re-run on a user's
+    implementation). The contract states the literal readings and phi = c||x||^2 only; other parameters raise."""
+    if not isinstance(params.mirror, SquaredEuclidean):
+        raise NotInContract(f"the contract's setting has phi = c ||x||^2 only, not {type(params.mirror).__name__}")
+    if (params.self_copy, params.noise_draw) != ("noisy", "per_node"):
+        raise NotInContract(f"the contract states the literal readings (self_copy 'noisy', noise_draw 'per_node'), "
+                            f"not ({params.self_copy!r}, {params.noise_draw!r})")
+    return DpdoNcSetting(costs, schedule, np.asarray(x1, dtype=float), params.epsilon, params.theta, params.mirror.scale,
+                         params.radius, horizon)
 
 
 class DpdoNcImplementation(Protocol):

@@ -2,7 +2,9 @@
 
 `simulate_curves` runs Algorithm 1 for every curve of a figure on one fixed data sequence (data
 seed from the TOML) with common random numbers across curves (the same Laplace draws, scaled by
-each curve's sigma_t), and returns the regret accumulators per run, node and checkpoint.
+each curve's sigma_t), and returns the regret accumulators per run, node and checkpoint. Its parameter
+`implementation` is our batched reference, or a user's implementation through the contract
+(theory/implementations.py; `dpverify verify` re-runs the figures' claims on it).
 """
 
 from __future__ import annotations
@@ -12,15 +14,19 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from dpverify.algorithms.core.errors import InvalidParameterError
+from dpverify.algorithms.core.errors import InvalidParameterError, NotInContract
 from dpverify.algorithms.core.mirror import Mahalanobis, SquaredEuclidean
+from dpverify.algorithms.dpdo_nc import contract
 from dpverify.algorithms.dpdo_nc.algorithm import (
     DpdoNcParams,
     Localization,
     localization_instance,
     paper_schedule,
+    regret_of_iterates,
     run_dpdo_nc,
 )
+from dpverify.theory.conformance import independent_transcripts
+from dpverify.theory.implementations import resolve
 
 NO_PRIVACY = "no-dp"   # the label of the noise-free curve in the results (Fig. 1's "without DP", L503)
 
@@ -69,19 +75,39 @@ def simulate_curves(rng: np.random.Generator, **values: Any) -> pd.DataFrame:
     marks = checkpoints_of(values["horizon"])
     noise_seed = int(rng.integers(2**63 - 1))  # common random numbers across curves
     frames = []
+    implementation = resolve(values["implementation"])
     for label, epsilon, mirror in curves_of(values):
-        run = run_dpdo_nc(instance, schedule, params_of(values, epsilon, mirror), horizon=values["horizon"],
-                          replicas=values["runs"], rng=np.random.default_rng(noise_seed), dim=values["dim"],
-                          checkpoints=marks)
-        k, r, n = run.regret_dot.shape
+        params = params_of(values, epsilon, mirror)
+        if implementation is None:
+            run = run_dpdo_nc(instance, schedule, params, horizon=values["horizon"], replicas=values["runs"],
+                              rng=np.random.default_rng(noise_seed), dim=values["dim"], checkpoints=marks)
+            regret_dot, regret_sum = run.regret_dot, run.regret_sum
+        else:
+            try:
+                regret_dot, regret_sum = _through_contract(implementation, instance, schedule, params, values,
+                                                           noise_seed, marks)
+            except NotInContract:   # e.g. Fig. 3's Mahalanobis map: this curve is not re-run (docs/verify.md)
+                continue
+        _k, r, n = regret_dot.shape
         grid_k, grid_r, grid_n = np.meshgrid(marks, np.arange(r), np.arange(n), indexing="ij")
         frame = {"curve": label, "epsilon": np.nan if epsilon is None else epsilon, "mirror": mirror,
                  "horizon": grid_k.ravel(), "run": grid_r.ravel(), "node": grid_n.ravel(),
-                 "dot": run.regret_dot.ravel()}
-        for axis in range(run.regret_sum.shape[-1]):
-            frame[f"s{axis}"] = run.regret_sum[..., axis].ravel()
+                 "dot": regret_dot.ravel()}
+        for axis in range(regret_sum.shape[-1]):
+            frame[f"s{axis}"] = regret_sum[..., axis].ravel()
         frames.append(pd.DataFrame(frame))
     return pd.concat(frames, ignore_index=True)
+
+
+def _through_contract(implementation, instance: Localization, schedule, params: DpdoNcParams, values: dict[str, Any],
+                      noise_seed: int, marks: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The regret accumulators of `values["runs"]` runs of a user's implementation (contract.py), each with its
+    own Generator from `noise_seed` (the same per curve: common random numbers, if it draws in one order)."""
+    x1 = np.zeros((values["num_agents"], values["dim"]))
+    setting = contract.setting_of(instance, schedule, params, values["horizon"], x1)
+    rngs = (np.random.default_rng(seed) for seed in np.random.SeedSequence(noise_seed).spawn(values["runs"]))
+    runs = independent_transcripts(implementation, setting, rngs, contract.shapes)
+    return regret_of_iterates(instance, np.stack([run["iterates"] for run in runs], axis=1), marks)
 
 
 def accumulators(results: pd.DataFrame, curve: str) -> tuple[np.ndarray, np.ndarray, np.ndarray]:

@@ -1,0 +1,121 @@
+"""`dpverify verify`, part d: the paper's claims that run the algorithm, re-run on the user's implementation.
+
+An experiment whose tasks run the algorithm through the paper's contract declares the parameter
+`implementation` (theory/implementations.py). For each claim, the checks that read such an experiment
+are run twice: on the experiment as the reference ran it, and on the same experiment with the user's
+implementation in its place (same parameters, same root seed, the user's code and source digest in the
+cache key). The two verdicts are shown side by side. A claim *diverges* when the reference's runs
+confirm it and the implementation's refute it; verify counts that as a failure.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, replace
+
+import pandas as pd
+
+from dpverify.algorithms.core.errors import DpverifyError
+from dpverify.reproductions.datasets import availability
+from dpverify.reproductions.experiments import Experiment, experiments_of, parameters_of
+from dpverify.reproductions.params import Parameter
+from dpverify.reproductions.runner import Runner
+from dpverify.theory.claims import CheckResult, Claim, ClaimResult, Evidence, Verdict, evaluate
+from dpverify.theory.execution import CheckContext
+from dpverify.theory.implementations import implementation_value, in_process_only
+from dpverify.theory.papers import get_paper
+
+IMPLEMENTATION = "implementation"   # the experiment parameter that names the implementation its tasks run
+
+
+@dataclass(frozen=True)
+class ClaimComparison:
+    """One claim (restricted to its checks that run the algorithm) on the reference's and on the
+    implementation's runs."""
+
+    reference: ClaimResult
+    implementation: ClaimResult
+
+    @property
+    def claim(self) -> Claim:
+        return self.reference.claim
+
+    @property
+    def diverges(self) -> bool:
+        return self.reference.verdict == Verdict.CONFIRMED and self.implementation.verdict == Verdict.REFUTED
+
+    def line(self) -> str:
+        mark = "  <- diverges" if self.diverges else ""
+        return (f"{self.claim.id}  reference {self.reference.verdict}, implementation {self.implementation.verdict}"
+                f"{mark}: {self.implementation.summary}")
+
+
+def rerunnable(paper: str, profile: str) -> list[Experiment]:
+    """The paper's experiments whose tasks run an implementation through the contract."""
+    return [e for e in experiments_of(paper) if IMPLEMENTATION in e.config(profile).parameters]
+
+
+def _needed(check) -> set[str]:
+    return {e for need in check.needs for e in ((need,) if isinstance(need, str) else need)}
+
+
+def claims_on(paper: str, experiments: set[str]) -> list[Claim]:
+    """The paper's claims with a check that reads one of `experiments`, each keeping only those checks."""
+    kept = []
+    for claim in get_paper(paper).claims:
+        checks = tuple(check for check in claim.checks if _needed(check) & experiments)
+        if checks:
+            kept.append(replace(claim, checks=checks))
+    return kept
+
+
+def _not_run(claim: Claim, why: str) -> ClaimResult:
+    return ClaimResult(claim, tuple(CheckResult(c.name, c.method, Verdict.NOT_RUN, Evidence(why), 0.0, c.rule)
+                                    for c in claim.checks))
+
+
+def _results(experiments: list[Experiment], profile: str, runner: Runner, seed: int,
+             value: object | None) -> dict[str, pd.DataFrame]:
+    """Every experiment's results; all their tasks go to the runner at once, so its workers share them."""
+    tasks = {}
+    for experiment in experiments:
+        config = experiment.config(profile)
+        if value is not None:
+            override = Parameter(IMPLEMENTATION, value, "default", "dpverify verify: the implementation under test")
+            config = replace(config, parameters={**config.parameters, IMPLEMENTATION: override})
+        tasks[experiment.id] = experiment.build_tasks(config)
+    frames = iter(runner([task for group in tasks.values() for task in group], seed))
+    return {name: pd.concat([next(frames) for _ in group], ignore_index=True) for name, group in tasks.items()}
+
+
+def compare_claims(paper: str, implementation: Callable | str, *, profile: str, seed: int, runner: Runner,
+                   only: tuple[str, ...] | None = None,
+                   progress: Callable[[str], None] = lambda message: None) -> tuple[ClaimComparison, ...]:
+    """Every claim whose checks read a re-runnable experiment (or only the claim ids `only`, with or without
+    the paper prefix), on the reference's and the implementation's runs; only the experiments they read run."""
+    experiments = rerunnable(paper, profile)
+    claims = claims_on(paper, {e.id for e in experiments})
+    if only is not None:
+        wanted = {name if "/" in name else f"{paper}/{name}" for name in only}
+        if unknown := sorted(wanted - {c.id for c in claims}):
+            raise DpverifyError(f"not a claim verify re-runs: {', '.join(unknown)}; these are: "
+                                f"{', '.join(c.id for c in claims) or 'none'}")
+        claims = [c for c in claims if c.id in wanted]
+        read = {e for c in claims for check in c.checks for e in _needed(check)}
+        experiments = [e for e in experiments if e.id in read]
+    if not claims:
+        return ()
+    value = implementation_value(implementation)
+    if in_process_only(value):   # a callable handed over from Python cannot be loaded by worker processes
+        runner = replace(runner, jobs=1)
+    base = {"profile": profile, "root_seed": seed, "executor": runner, "parameters": parameters_of(paper, profile),
+            "datasets": availability()}
+    progress(f"re-running {len(experiments)} experiment(s) of {paper} on the reference")
+    reference = CheckContext(**base, experiments=_results(experiments, profile, runner, seed, None))
+    progress(f"re-running them on the implementation ({len(claims)} claim(s) to compare)")
+    try:
+        theirs = CheckContext(**base, experiments=_results(experiments, profile, runner, seed, value))
+    except DpverifyError as error:   # the implementation raised or returned no transcript: its claims cannot run
+        why = f"the implementation failed in the experiments: {error}"
+        return tuple(ClaimComparison(evaluate(c, reference), _not_run(c, why)) for c in claims)
+    return tuple(ClaimComparison(evaluate(claim, reference), evaluate(claim, theirs)) for claim in claims)
