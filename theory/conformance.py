@@ -39,11 +39,15 @@ from dpverify.theory.stats import SIGNIFICANCE
 RELATIVE_TOLERANCE = 1e-9    # default: exact conformance; a per-agent loop sums in another order than a batched code (~1e-15 per round, plausible 1e-12-1e-6)
 ABSOLUTE_TOLERANCE = 1e-12   # default: the same, for values near 0
 EXACT_SEEDS = 3              # default: noise tapes compared (one is enough for a deterministic code; more catch seed-dependent branches)
-# default: independent runs per side for the statistical checks. 400 puts the simultaneous (about 30 intervals) 90%
-# interval of a correctly calibrated Laplace scale within about +-5% of it (|xi|/b ~ Exp(1), N d = 12 draws a run),
-# half the SCALE_MARGIN, so a conforming implementation can be shown equivalent
+# default: the fewest independent runs per side for the statistical checks (the distribution check's two-sample
+# tests); replicas_for raises it where the noise-scale check needs more (SCALE_HALF_WIDTH). Plausible 200-2000
 REPLICAS = {"quick": 400, "paper": 2000}
 SCALE_MARGIN = 0.10          # default: a noise scale within +-10% of the calibration is equivalent (plausible 5-20%)
+# default: at least enough runs that every simultaneous interval of the noise-scale check has a half-width (on the log
+# scale) of a third of the margin: a conforming implementation's estimates scatter by about one such half-width across
+# the families, so they land inside the margin; half the margin left it inconclusive on about 30% of seeds for
+# dp-recal (3 noisy coordinates a round). Plausible margin/4 - margin/2; fixed before looking at any verdict.
+SCALE_HALF_WIDTH = np.log1p(SCALE_MARGIN) / 3
 AUDIT_SAMPLES = {"quick": 10_000, "paper": 100_000}  # default: runs per neighbouring setting for the privacy audit
 CHECKS = ("accounting", "exact", "noise-scale", "distribution", "privacy")   # the claims below, in order
 
@@ -168,9 +172,39 @@ def _runs(suite: Suite, function: Callable, setting: Any, replicas: int, root_se
             "noise": np.stack([suite.added_noise(run) for run in runs])}
 
 
+def _standardized(suite: Suite, setting: Any, noise: np.ndarray) -> np.ndarray:
+    """Each draw of `noise` (R, T, N, ...) divided by its calibrated scale; NaN where the paper adds no noise."""
+    calibrated = np.asarray(suite.calibration(setting), dtype=float)
+    calibrated = calibrated.reshape(calibrated.shape + (1,) * (noise.ndim - 1 - calibrated.ndim))
+    calibrated = np.broadcast_to(calibrated, noise.shape[1:])
+    private = calibrated > 0
+    return np.where(private, noise / np.where(private, calibrated, 1.0), np.nan)
+
+
+def _families(standard: np.ndarray) -> dict[str, np.ndarray]:
+    """The noise-scale check's families: per round (pooled over agents) and per agent (pooled over rounds)."""
+    families = {f"round {t + 1}": standard[:, t] for t in range(standard.shape[1])}
+    if standard.ndim > 3:
+        families |= {f"agent {i}": standard[:, :, i] for i in range(standard.shape[2])}
+    return {label: draws[np.isfinite(draws)] for label, draws in families.items() if np.isfinite(draws).any()}
+
+
+def replicas_for(suite: Suite, setting: Any, profile: str) -> int:
+    """Runs per side of the statistical checks: REPLICAS[profile], or more if the noise-scale check's smallest
+    family needs them for SCALE_HALF_WIDTH. The log of a scale estimated from n draws has standard deviation about
+    1/sqrt(n) for Laplace (sum |xi| ~ b Gamma(n)) and 1/sqrt(2n) for Gaussian noise (sum xi^2 ~ sigma^2 chi2(n))."""
+    one = transcript(suite.reference, setting, np.random.default_rng(0), suite.shapes)
+    sizes = [draws.size for draws in _families(_standardized(suite, setting, suite.added_noise(one)[None])).values()]
+    if not sizes:
+        return REPLICAS[profile]
+    z = scipy.stats.norm.ppf(1 - SIGNIFICANCE / len(sizes))      # each interval at 1 - 2 alpha / families
+    draws = (z / SCALE_HALF_WIDTH) ** 2 / (1.0 if suite.noise == "laplace" else 2.0)
+    return max(REPLICAS[profile], int(np.ceil(draws / min(sizes))))
+
+
 def _independent_runs(suite: Suite, implementation: Callable, context: CheckContext) -> dict[str, np.ndarray]:
     setting = suite.setting(context)
-    replicas = REPLICAS[context.profile]
+    replicas = replicas_for(suite, setting, context.profile)
     try:
         return context.memoized(f"verify/{suite.paper}/runs", lambda: _runs(
             suite, implementation, setting, replicas, context.root_seed, "verify/implementation"))
@@ -195,18 +229,9 @@ def check_noise_scale(suite: Suite, implementation: Callable, context: CheckCont
     the rule equivalence(log(1 + SCALE_MARGIN))."""
     setting = suite.setting(context)
     runs = _independent_runs(suite, implementation, context)
-    noise = runs["noise"]                                                # (R, T, N, ...): what was added before sending
-    calibrated = np.asarray(suite.calibration(setting), dtype=float)
-    calibrated = calibrated.reshape(calibrated.shape + (1,) * (noise.ndim - 1 - calibrated.ndim))
-    calibrated = np.broadcast_to(calibrated, noise.shape[1:])
-    private = calibrated > 0
-    if not private.any():
+    families = _families(_standardized(suite, setting, runs["noise"]))   # noise (R, T, N, ...): added before sending
+    if not families:
         raise NothingToMeasure("the setting calibrates no noise (no private round)")
-    standard = np.where(private, noise / np.where(private, calibrated, 1.0), np.nan)   # scale 1 if calibrated
-    families = {f"round {t + 1}": standard[:, t] for t in range(noise.shape[1]) if private[t].any()}
-    if noise.ndim > 3:
-        families |= {f"agent {i}": standard[:, :, i] for i in range(noise.shape[2]) if private[:, i].any()}
-    families = {label: draws[np.isfinite(draws)] for label, draws in families.items()}
     confidence = 1 - 2 * SIGNIFICANCE / len(families)
     with np.errstate(divide="ignore"):
         intervals = {label: tuple(np.log(scale_interval(draws, suite.noise, confidence)))
