@@ -45,7 +45,11 @@ class Measurement:
     with their provenance (name -> {"value", "source", "note"}; the harness adds every experiment
     parameter the check read), and optionally a figure. A measurement taken outside the claim's
     conditions (say, not at the printed sizes) names why in `outside`: it can be neither confirmed nor
-    refuted, so the harness reports it inconclusive with that reason."""
+    refuted, so the harness reports it inconclusive with that reason. A measurement on an instance where the
+    claim could not have failed (a degenerate optimum, a vacuous bound, a surrogate baseline) names why in
+    `cannot_confirm`: a refutation stands, a confirmation becomes inconclusive with that reason. One whose
+    failure would not be a witness against the claim (our own attack failing to find what the paper's finds)
+    names why in `cannot_refute`: a confirmation stands, a refutation becomes inconclusive."""
 
     summary: str
     values: Mapping[str, Any] = field(default_factory=dict)
@@ -53,6 +57,12 @@ class Measurement:
     parameters: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
     figure: Any = None
     outside: str = ""   # why the measurement lies outside the claim's conditions (then inconclusive, whatever the rule)
+    cannot_confirm: str = ""   # why this instance could not have shown the claim false (then never confirmed)
+    cannot_refute: str = ""    # why a failure here would not be a witness against the claim (then never refuted)
+    # the same measurement under each reading of something the paper leaves open (a law, a domain, a default):
+    # the rule decides each; one verdict if they agree, else inconclusive, "depends on <depends_on>"
+    readings: Mapping[str, Measurement] = field(default_factory=dict)
+    depends_on: str = ""
 
 
 @dataclass(frozen=True)
@@ -109,6 +119,32 @@ class Check:
         return [e for need in self.needs for e in ((need,) if isinstance(need, str) else need)
                 if e in context.experiments and e in context.parameters and "datasets" in context.parameters[e]]
 
+    def decide(self, measurement: Measurement) -> tuple[Verdict, str, Mapping[str, Any]]:
+        """The rule's verdict, the evidence line and its values, with the caveats the measurement names
+        (Measurement: outside, cannot_confirm, cannot_refute, readings)."""
+        if measurement.outside:
+            return (Verdict.INCONCLUSIVE, f"Outside the claim's conditions ({measurement.outside}): inconclusive. "
+                    + measurement.summary, measurement.values)
+        if measurement.readings:
+            decided = {name: self.decide(m) for name, m in measurement.readings.items()}
+            verdicts = {name: verdict for name, (verdict, _, _) in decided.items()}
+            listing = "; ".join(f"{name}: {verdict}" for name, verdict in verdicts.items())
+            agree = len(set(verdicts.values())) == 1
+            head = (f"The same verdict under every reading of {measurement.depends_on} ({listing}). " if agree else
+                    f"Depends on {measurement.depends_on} ({listing}): inconclusive. ")
+            summary = head + measurement.summary + "".join(f" | {name}: {line}" for name, (_, line, _) in decided.items())
+            values = {**measurement.values, "depends_on": measurement.depends_on,
+                      "readings": {name: {"verdict": str(v), **vals} for name, (v, _, vals) in decided.items()}}
+            return (next(iter(verdicts.values())) if agree else Verdict.INCONCLUSIVE), summary, values
+        verdict = Verdict(self.rule.decide(measurement))
+        if verdict == Verdict.CONFIRMED and measurement.cannot_confirm:
+            return (Verdict.INCONCLUSIVE, f"The rule confirms, but this instance could not have refuted the claim "
+                    f"({measurement.cannot_confirm}): inconclusive. " + measurement.summary, measurement.values)
+        if verdict == Verdict.REFUTED and measurement.cannot_refute:
+            return (Verdict.INCONCLUSIVE, f"The rule refutes, but this is not a witness against the claim "
+                    f"({measurement.cannot_refute}): inconclusive. " + measurement.summary, measurement.values)
+        return verdict, measurement.summary, measurement.values
+
     def execute(self, context: CheckContext) -> CheckResult:
         started = time.perf_counter()
         if self.rule is None:
@@ -120,16 +156,13 @@ class Check:
                 measurement = self.run(context)
             if not isinstance(measurement, Measurement):
                 raise TypeError(f"the check returned {type(measurement).__name__}, not a Measurement")
-            verdict = Verdict.INCONCLUSIVE if measurement.outside else self.rule.decide(measurement)
+            verdict, summary, values = self.decide(measurement)
         except (ParametersNotSupplied, NothingToMeasure) as missing:
             return CheckResult(self.name, self.method, Verdict.NOT_RUN, Evidence(str(missing)), 0.0, self.rule)
         except Exception as error:  # a crashing check is a harness error, reported, never a verdict
             raise CheckCrashed(f"check {self.name!r} crashed: {error}\n{traceback.format_exc()}") from error
-        summary = (f"Outside the claim's conditions ({measurement.outside}): inconclusive. " if measurement.outside
-                   else "") + measurement.summary
         parameters = {**read.provenance(), **measurement.parameters}
-        return CheckResult(self.name, self.method, Verdict(verdict),
-                           Evidence(summary, measurement.values, measurement.figure),
+        return CheckResult(self.name, self.method, verdict, Evidence(summary, values, measurement.figure),
                            time.perf_counter() - started, self.rule, measurement.paper, parameters)
 
 

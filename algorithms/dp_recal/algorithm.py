@@ -192,7 +192,7 @@ class RelayRun:
 def run_recal(problem: CompositeProblem, data: LocalData, network: Network, params: RecalParams, *,
               replicas: int, rng: np.random.Generator, horizon: int | None = None, plf_target: int | None = None,
               transition: np.ndarray | None = None, x1: np.ndarray | None = None, y1: np.ndarray | None = None,
-              first_holder: int | None = None, keep_transcript: bool = True, keep_x=True,
+              first_holder: int | np.ndarray | None = None, keep_transcript: bool = True, keep_x=True,
               gradients: ActiveGradients | None = None) -> RelayRun:
     """Algorithm 1 on `replicas` independent walks and noise draws at once.
 
@@ -200,7 +200,7 @@ def run_recal(problem: CompositeProblem, data: LocalData, network: Network, para
     plf_target (spec §6 default), whichever comes first; replicas that stopped are frozen.
     x1 (q,) or (R, q), y1 (n, q) or (R, n, q): initial points (spec §6 default: the caller draws
     x1 = 0.1 N(0, I) and y_i^1 = x1); lam^1 = 0, u^1 = u~^1 = 0 (Alg. 1 line 1).
-    first_holder: i_1 (default: uniform over V, drawn per replica).
+    first_holder: i_1, one agent for every replica or one per replica (R,) (default: uniform over V, drawn per replica).
     keep_x: True (x^1..x^{K+1} in x_history), False, or an increasing array of iteration indices k whose
     x^k are kept (long runs on large data: the curve at a few points without storing every iterate).
     gradients: a prebuilt `ActiveGradients(problem, data, params.clip)` (its Gram matrices or restricted
@@ -234,7 +234,8 @@ def run_recal(problem: CompositeProblem, data: LocalData, network: Network, para
     counts = np.zeros((replicas, n), dtype=np.int64)
     rho_spent = np.zeros((replicas, n))
     rows = np.arange(replicas)
-    holder = rng.integers(0, n, replicas) if first_holder is None else np.full(replicas, int(first_holder))
+    holder = (rng.integers(0, n, replicas) if first_holder is None
+              else np.broadcast_to(np.asarray(first_holder, dtype=int), (replicas,)).copy())
     running = np.ones(replicas, dtype=bool)
     always, transcript = ("holders", "counts", "active"), ("receivers", "u_sent", "x_sent", "noise_std")
     record: dict[str, list] = {key: [] for key in always + (transcript if keep_transcript else ())}

@@ -45,7 +45,8 @@ def test_effective_reconstruction_threshold_is_20_db():
     check = _declared("figure-4-recal-reconstructs", 0)          # mnist
     assert check(_context("figure-4", _table("recal", "app-a", [19.0, 21.0, 25.0])))[0] is Verdict.CONFIRMED
     verdict, evidence = check(_context("figure-4", _table("recal", "app-a", [19.0, 19.5, 25.0])))
-    assert verdict is Verdict.REFUTED
+    assert verdict is Verdict.INCONCLUSIVE    # below 20 dB, but our attack failing is not a witness against the paper's
+    assert evidence.summary.startswith("The rule refutes, but this is not a witness against the claim")
     assert evidence.values["median_psnr_db"] == pytest.approx(19.5)
 
 

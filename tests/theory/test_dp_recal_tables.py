@@ -147,9 +147,13 @@ def test_best_relative_error_ties_and_missing_runs():
     frame = _results({**{r: zeros for r in RECAL}, **{r: RNG.uniform(1, 2, 8) for r in COMPETITORS},
                       "l1/dp-nids-28/fixed": np.full(8, 1e-13)}, x_star_norm=0.0)
     verdict, evidence = check(_context(frame))
-    assert verdict is Verdict.CONFIRMED
+    # significant everywhere, but at x* = 0 the RE measures whether x is exactly 0: the confirmation is not earned
+    assert verdict is Verdict.INCONCLUSIVE and "could not have refuted the claim (x* = 0 on " in evidence.summary
     assert "ijcnn1/l1/dp-nids-28/fixed" not in evidence.values and "Ties" in evidence.summary
     assert "x* = 0" in evidence.summary
+    informative = _results({**{r: RNG.uniform(0.0, 0.1, 8) for r in RECAL}, **{r: RNG.uniform(1, 2, 8) for r in COMPETITORS}},
+                           x_star_norm=1.0)
+    assert check(_context(informative))[0] is Verdict.CONFIRMED
     assert check(CheckContext())[0] is Verdict.NOT_RUN
 
 

@@ -20,7 +20,7 @@ V0_CLAIMS = [c for c in dp_recal.V0 if c.id.split("/", 1)[1] in (
 
 
 def _rows(algorithm, final_re, graph="ring", epsilon=10.0, dataset="mnist-v0", iterations=(1, 10, 100), curve=None,
-          messages=100.0, cpu_seconds=1.0, x_star_norm=0.0, accuracy=0.5):
+          messages=100.0, cpu_seconds=1.0, x_star_norm=0.3, accuracy=0.5):
     """One algorithm's runs: RE at the stored iterations (curve(replica) -> array, default: 1, then final_re)."""
     rows = []
     for replica in range(REPLICAS):
@@ -85,12 +85,17 @@ def test_best_on_both_graphs_confirms_and_losing_on_one_graph_refutes():
     assert _run(best, {"v0-figure-4": loses})[0] == Verdict.REFUTED
 
 
-def test_minimizer_note_only_when_x_star_is_zero():
+def test_at_x_star_zero_the_note_is_added_and_nothing_is_confirmed():
+    """The trap of a degenerate optimum: the same significant ordering confirms at ||x*|| = 0.3 and is
+    inconclusive at x* = 0, where RE measures whether x is exactly 0."""
     best = _declared("v0-figure-4-best")
     results = _frame(_rows("dp-recal", _spread(1e-6), x_star_norm=0.0), _rows("dp-nids-28", _spread(1e-2), x_star_norm=0.0))
-    assert "x* = 0" in _run(best, {"v0-figure-4": results})[1].summary
+    verdict, evidence = _run(best, {"v0-figure-4": results})
+    assert "x* = 0" in evidence.summary and verdict == Verdict.INCONCLUSIVE
+    assert evidence.summary.startswith("The rule confirms, but this instance could not have refuted the claim (x* = 0 on ")
     results = _frame(_rows("dp-recal", _spread(1e-6), x_star_norm=0.3), _rows("dp-nids-28", _spread(1e-2), x_star_norm=0.3))
-    assert "x* = 0" not in _run(best, {"v0-figure-4": results})[1].summary
+    verdict, evidence = _run(best, {"v0-figure-4": results})
+    assert "x* = 0" not in evidence.summary and verdict == Verdict.CONFIRMED
 
 
 # ---------------------------------------------------------------- v0 Figs. 2-3

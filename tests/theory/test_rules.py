@@ -250,6 +250,43 @@ def test_a_measurement_outside_the_claims_conditions_is_inconclusive_whatever_th
     assert result.evidence.summary.startswith("Outside the claim's conditions (not at the printed sizes)")
 
 
+@pytest.mark.parametrize("holds, verdict", [(True, Verdict.INCONCLUSIVE), (False, Verdict.REFUTED)])
+def test_a_degenerate_instance_cannot_confirm_but_can_refute(holds, verdict):
+    """The trap of a degenerate optimum (RE 0 vs 0 at x* = 0): the rule's confirmation is not earned."""
+    check = Check("near", Method.NUMERICAL, lambda context: Measurement("RE 0 vs 0", {"holds": holds},
+                                                                       cannot_confirm="x* = 0 on mnist"),
+                  rule=rules.exact())
+    result = check.execute(CheckContext())
+    assert result.verdict == verdict
+    assert result.evidence.summary.startswith("The rule confirms, but this instance could not have refuted the claim "
+                                              "(x* = 0 on mnist): inconclusive. ") == holds
+
+
+@pytest.mark.parametrize("holds, verdict", [(True, Verdict.CONFIRMED), (False, Verdict.INCONCLUSIVE)])
+def test_a_weak_attack_of_ours_cannot_refute_but_its_success_confirms(holds, verdict):
+    check = Check("attack", Method.NUMERICAL, lambda context: Measurement("PSNR 13.9 dB", {"holds": holds},
+                                                                         cannot_refute="our attack"), rule=rules.exact())
+    result = check.execute(CheckContext())
+    assert result.verdict == verdict
+    assert result.evidence.summary.startswith("The rule refutes, but this is not a witness against the claim "
+                                              "(our attack): inconclusive. ") != holds
+
+
+def test_a_verdict_that_flips_between_readings_is_inconclusive_and_says_where():
+    """The trap of a default-dependent flip: refuted under one reading, confirmed under the other."""
+    def measured(*holds):
+        readings = {f"reading {i}": Measurement(f"holds {h}", {"holds": h}) for i, h in enumerate(holds)}
+        return Check("x", Method.NUMERICAL, lambda context: Measurement("law of i_1", {}, readings=readings,
+                                                                       depends_on="the law of i_1"),
+                     rule=rules.exact()).execute(CheckContext())
+    flips = measured(False, True)
+    assert flips.verdict == Verdict.INCONCLUSIVE
+    assert flips.evidence.summary == ("Depends on the law of i_1 (reading 0: refuted; reading 1: confirmed): inconclusive. "
+                                      "law of i_1 | reading 0: holds False | reading 1: holds True")
+    assert flips.evidence.values["readings"]["reading 0"] == {"verdict": "refuted", "holds": False}
+    assert measured(False, False).verdict == Verdict.REFUTED and measured(True, True).verdict == Verdict.CONFIRMED
+
+
 def test_nothing_to_measure_is_not_run():
     from dpverify.theory.claims import NothingToMeasure
 

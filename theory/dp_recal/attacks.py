@@ -83,7 +83,9 @@ def effective_reconstruction(figure: str, dataset: str) -> CheckFunction:
                   "local_median_psnr_db": float(local.psnr.median()) if len(local) else None,
                   "excess": EFFECTIVE_PSNR_DB - median}
         return Measurement(f"{dataset}, RECAL, batch-1 targets: median PSNR {median:.1f} dB over {len(rows)} "
-                                 f"targets (criterion >= {EFFECTIVE_PSNR_DB:g} dB){local_text}", values)
+                           f"targets (criterion >= {EFFECTIVE_PSNR_DB:g} dB){local_text}", values,
+                           cannot_refute="the attack is our implementation with defaults we chose: its failure to "
+                                         "reconstruct is not a witness that the paper's attack cannot")
 
     return check
 

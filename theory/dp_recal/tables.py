@@ -45,7 +45,7 @@ import numpy as np
 import pandas as pd
 
 from dpverify.theory.claims import Measurement, NothingToMeasure
-from dpverify.theory.dp_recal.figures import paired_tests
+from dpverify.theory.dp_recal.figures import degenerate_optimum, paired_tests
 from dpverify.theory.execution import CheckContext
 from dpverify.theory.stats import SIGNIFICANCE
 
@@ -236,7 +236,8 @@ def _best_relative_error(results: pd.DataFrame) -> Measurement:
         worse = [k for k, v in no.items() if v]
         return Measurement(f"A competitor is significantly more accurate ({', '.join(worse)}). " + text, values)
     if all(yes.values()):
-        return Measurement("DP-RECAL significantly below every row of its r group on every dataset. " + text, values)
+        return Measurement("DP-RECAL significantly below every row of its r group on every dataset. " + text, values,
+                           cannot_confirm=degenerate_optimum(results))
     return Measurement("Not significant for every comparison. " + text, values)
 
 

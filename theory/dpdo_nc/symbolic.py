@@ -52,17 +52,26 @@ def check_assumption_4(context: CheckContext) -> Measurement:
 
 
 def check_entropic_assumption_4(context: CheckContext) -> Measurement:
-    """Remark 2's entropic map phi = sum x log x: Assumption 4(ii) asks D_phi(x, .) M-smooth on R^d.
-    Hessian in y = diag(x_k / y_k^2): unbounded as y_k -> 0+, undefined for y_k <= 0."""
+    """Remark 2's entropic map phi = sum x log x: Assumption 4(ii) asks D_phi(x, .) M-smooth. The paper does not
+    say on which domain, so both readings are decided: on R^d (as printed for Assumption 3) and on Remark 2's
+    Omega, the simplex. Hessian in y = diag(x_k / y_k^2): undefined for y_k <= 0, and unbounded as y_k -> 0+
+    along the simplex (y = (t, 1 - t), x = (1/2, 1/2), t -> 0+), so no finite M on either domain."""
     phi = x1 * sp.log(x1) + x2 * sp.log(x2)
     divergence = sp.simplify(bregman(phi))
     hessian_y = sp.simplify(sp.hessian(divergence, (y1, y2)))
     expected = sp.diag(x1 / y1**2, x2 / y2**2)
-    unbounded = sp.limit(hessian_y[0, 0].subs(x1, sp.Rational(1, 2)), y1, 0, "+") == sp.oo
-    satisfied = prove_identity(hessian_y, expected).proved and not unbounded
-    return holds(satisfied, f"Hessian of D_phi(x, .) = {hessian_y.tolist()} -> oo as y -> 0+: no finite M, and D_phi is "
-                 "undefined outside the positive orthant, so Assumption 4(ii) fails for Remark 2's map (convexity (i) holds)",
-                 hessian=str(hessian_y.tolist()), unbounded=bool(unbounded))
+    t = sp.symbols("t", positive=True)
+    on_simplex = hessian_y[0, 0].subs({x1: sp.Rational(1, 2), x2: sp.Rational(1, 2), y1: t, y2: 1 - t})
+    unbounded_on_simplex = sp.limit(on_simplex, t, 0, "+") == sp.oo
+    undefined_off_orthant = divergence.subs({x1: sp.Rational(1, 2), x2: sp.Rational(1, 2), y1: -1, y2: 2}).is_real is not True
+    readings = {"R^d": not undefined_off_orthant and not unbounded_on_simplex, "simplex": not unbounded_on_simplex}
+    satisfied = prove_identity(hessian_y, expected).proved and any(readings.values())
+    return holds(satisfied, f"Hessian of D_phi(x, .) = {hessian_y.tolist()}. On R^d: D_phi undefined at y = (-1, 2) "
+                 f"({undefined_off_orthant}); on the simplex: Hessian -> oo as y -> (0, 1) ({unbounded_on_simplex}). "
+                 "Assumption 4(ii) " + ("fails under both readings" if not any(readings.values()) else
+                                        f"holds on {', '.join(k for k, v in readings.items() if v)}") +
+                 " of its domain for Remark 2's map (convexity (i) holds)",
+                 hessian=str(hessian_y.tolist()), readings=readings, unbounded=bool(unbounded_on_simplex))
 
 
 def check_remark_2(context: CheckContext) -> Measurement:
