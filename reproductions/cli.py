@@ -203,7 +203,7 @@ def reproduce(paper: PaperArg = None,
     writable_directory(out, "--out")
     all_results, records = [], {}
     for entry in _papers(paper):
-        started = time.perf_counter()
+        started, computed_before = time.perf_counter(), runner.computed
         experiments = [find_experiment(entry.id, figure)] if figure else experiments_of(entry.id)
         runs = []
         for experiment in experiments:
@@ -215,7 +215,7 @@ def reproduce(paper: PaperArg = None,
         results = _check_claims(entry, None, context)
         all_results += results
         provenance = {**environment_provenance(), "root_seed": seed, "jobs": jobs, "backend": str(backend),
-                      "tasks_computed": runner.computed}
+                      "tasks_computed": runner.computed - computed_before}   # this paper's, not the run's so far
         records[entry.id] = paper_record(entry, results, [run.record for run in runs], profile=str(profile),
                                          figures_dir=out / "figures", provenance=provenance,
                                          seconds=time.perf_counter() - started, partial=figure is not None)
@@ -314,6 +314,9 @@ def audit(paper: Annotated[str, typer.Argument(help="paper id (see `dpverify lis
     context = CheckContext(profile=str(profile), root_seed=seed, parameters=parameters, audit_samples=samples,
                            audit_confidence=confidence, datasets=availability())
     audited = [c for c in entry.claims if any(check.method == Method.AUDIT for check in c.checks)]
+    if claim and entry.claim(claim) not in audited:
+        raise DpverifyError(f"{entry.claim(claim).id} has no audit (`dpverify check {paper} --claim {claim}` runs its "
+                            f"checks); audited claims: {', '.join(c.id for c in audited) or 'none'}")
     results = [evaluate(entry.claim(claim), context)] if claim else [evaluate(c, context) for c in tqdm(
         audited, desc="audits", unit="claim", leave=False, disable=None)]
     for result in results:
@@ -375,11 +378,18 @@ def compare(baseline: Annotated[Path, typer.Argument(help="an earlier report's s
     typer.echo(f"{len(differences)} difference(s): " + ", ".join(f"{kind}: {n}" for kind, n in kinds.items()))
 
 
+EXIT_INTERRUPTED = 130
+INTERRUPTED = ("interrupted: every finished task is in the cache (--cache); run the same command again to resume "
+               "from there")
+
+
 def main() -> None:
     logging.basicConfig(level=logging.WARNING, format="%(levelname)s: %(message)s")
     try:
         with limit_blas_threads():
             status = app(standalone_mode=False)  # returns an int when a command exits (--help, typer.Exit)
+        if status == EXIT_INTERRUPTED:           # typer turns Ctrl-C into this status, silently
+            typer.echo(INTERRUPTED, err=True)
         sys.exit(status if isinstance(status, int) else 0)
     except DpverifyError as error:
         typer.echo(f"error: {error}", err=True)
@@ -389,9 +399,9 @@ def main() -> None:
         sys.exit(EXIT_HARNESS_ERROR)
     except typer.Exit as done:
         sys.exit(done.exit_code)
-    except (typer.Abort, KeyboardInterrupt):
-        typer.echo("interrupted; finished tasks are cached and the next run resumes", err=True)
-        sys.exit(130)
+    except (typer.Abort, KeyboardInterrupt):   # Ctrl-C outside a command's body (while loading, while exiting)
+        typer.echo(INTERRUPTED, err=True)
+        sys.exit(EXIT_INTERRUPTED)
     except typer.TyperException as error:  # usage errors (bad option values, unknown commands)
         show = getattr(error, "show", None)
         show() if show else typer.echo(f"error: {error}", err=True)

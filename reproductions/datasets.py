@@ -128,6 +128,21 @@ class Dataset:
 # Where the data is, and whether it is the right data
 
 
+def shown(path) -> str:
+    """A path as messages and reports show it, without the generating machine's absolute prefix: under
+    $DPVERIFY_DATA as "$DPVERIFY_DATA/...", under the repository's parent (the checkout and ../shared) relative to
+    the repository, anything else as given."""
+    path = Path(path)
+    configured = os.environ.get(DATA_ENV, "").strip()
+    if configured and path.is_absolute():
+        base = Path(configured).expanduser().resolve()
+        if path.resolve() == base or base in path.resolve().parents:
+            return str(Path(f"${DATA_ENV}") / path.resolve().relative_to(base))
+    if path.is_absolute() and (path == PROJECT_ROOT.parent or PROJECT_ROOT.parent in path.parents):
+        return os.path.relpath(path, PROJECT_ROOT)
+    return str(path)
+
+
 def default_data_dir() -> Path:
     """`$DPVERIFY_DATA` if set, else `<project root>/../shared/data` if it exists."""
     configured = os.environ.get(DATA_ENV, "").strip()
@@ -139,7 +154,7 @@ def default_data_dir() -> Path:
     if SHARED_DATA_DIR.is_dir():
         return SHARED_DATA_DIR
     raise DatasetNotAvailableError(
-        f"no data directory: ${DATA_ENV} is not set and {SHARED_DATA_DIR} does not exist; "
+        f"no data directory: ${DATA_ENV} is not set and {shown(SHARED_DATA_DIR)} does not exist; "
         f"set {DATA_ENV}=/path/to/data or pass data_dir= (the directory holding SHA256SUMS)"
     )
 
@@ -147,7 +162,7 @@ def default_data_dir() -> Path:
 def _read_checksums(data_dir: Path) -> dict[str, str]:
     sums_path = data_dir / CHECKSUM_FILE
     if not sums_path.is_file():
-        raise DatasetNotAvailableError(f"no {CHECKSUM_FILE} in {data_dir}: cannot verify the data files")
+        raise DatasetNotAvailableError(f"no {CHECKSUM_FILE} in {shown(data_dir)}: cannot verify the data files")
     expected = {}
     for number, line in enumerate(sums_path.read_text().splitlines(), start=1):
         if not line.strip():
@@ -176,13 +191,13 @@ def verify_checksums(data_dir, files) -> dict[str, str]:
     for name in files:
         path = data_dir / name
         if not path.is_file():
-            raise DatasetNotAvailableError(f"data file {name} not found in {data_dir} (expected at {path})")
+            raise DatasetNotAvailableError(f"data file {name} not found in {shown(data_dir)} (expected at {shown(path)})")
         if name not in expected:
             raise ChecksumMismatchError(f"{name} is not listed in {data_dir / CHECKSUM_FILE}: cannot verify it")
         actual = sha256_file(path)
         if actual != expected[name]:
             raise ChecksumMismatchError(
-                f"checksum mismatch for {path}: expected sha256 {expected[name]}, got {actual} "
+                f"checksum mismatch for {shown(path)}: expected sha256 {expected[name]}, got {actual} "
                 f"(the file is corrupted or is not the one {CHECKSUM_FILE} describes)"
             )
         verified[name] = actual
@@ -344,7 +359,7 @@ def _binary_images(name, data_dir, folder, negative: tuple[int, ...], positive: 
         features,
         labels,
         source=f"{description} training set, {_class_names(negative)} and {_class_names(positive)}: "
-               f"{', '.join(files)} in {data_dir}",
+               f"{', '.join(files)} in {shown(data_dir)}",
         checksum_verified=True,
         preprocessing=f"pixels / 255; {_class_names(negative)} -> -1, {_class_names(positive)} -> +1 ({why})",
         missing_rows_removed=removed,
@@ -361,7 +376,7 @@ def _load_ijcnn1(data_dir: Path) -> Dataset:
         "ijcnn1",
         min_max_scale(features),
         labels,
-        source=f"LIBSVM ijcnn1 training set (svmlight, bzip2): {IJCNN1_FILE} in {data_dir}",
+        source=f"LIBSVM ijcnn1 training set (svmlight, bzip2): {IJCNN1_FILE} in {shown(data_dir)}",
         checksum_verified=True,
         preprocessing="per-feature min-max to [0, 1] (constant features -> 0); labels -1/+1 as given",
         missing_rows_removed=removed,
@@ -386,7 +401,7 @@ def _cifar10_directory(data_dir) -> Path:
     for candidate in (base / CIFAR10_DIRNAME, base):
         if (candidate / "data_batch_1").is_file():
             return candidate
-    raise DatasetNotAvailableError(f"{not_available}; looked in {base / CIFAR10_DIRNAME} and {base}")
+    raise DatasetNotAvailableError(f"{not_available}; looked in {shown(base / CIFAR10_DIRNAME)} and {shown(base)}")
 
 
 def _load_cifar10(data_dir) -> Dataset:
@@ -417,7 +432,7 @@ def _load_covtype(data_dir) -> Dataset:
     base = _user_directory(data_dir, not_available)
     path = base / COVTYPE_FILE
     if not path.is_file():
-        raise DatasetNotAvailableError(f"{not_available}; looked for {path}")
+        raise DatasetNotAvailableError(f"{not_available}; looked for {shown(path)}")
     listed = (base / CHECKSUM_FILE).is_file() and COVTYPE_FILE in _read_checksums(base)
     if listed:
         verify_checksums(base, [COVTYPE_FILE])
@@ -432,7 +447,7 @@ def _load_covtype(data_dir) -> Dataset:
         "covtype",
         min_max_scale(features),
         labels,
-        source=f"LIBSVM covtype.binary (svmlight, bzip2): {path}, first {features.shape[0] + removed} of {total} rows",
+        source=f"LIBSVM covtype.binary (svmlight, bzip2): {shown(path)}, first {features.shape[0] + removed} of {total} rows",
         checksum_verified=listed,
         preprocessing=f"first {COVTYPE_V0_ROWS} rows of the file (default: v0:L518 does not say which 55,500 rows); "
                       f"per-feature min-max to [0, 1] on them (constant features -> 0); class {COVTYPE_NEGATIVE} -> -1, "
@@ -490,7 +505,7 @@ def availability(data_dir=None) -> dict[str, str]:
     reasons = {}
     for name in DATASET_NAMES:
         try:
-            missing = [str(path) for path in dataset_files(name, data_dir) if not path.is_file()]
+            missing = [shown(path) for path in dataset_files(name, data_dir) if not path.is_file()]
             reasons[name] = f"{', '.join(missing)} not found" if missing else ""
         except DatasetNotAvailableError as error:
             reasons[name] = str(error)

@@ -316,7 +316,8 @@ def render_reports(out_dir: Path) -> list[Path]:
     if not summary_path.exists():
         from dpverify.algorithms.core.errors import DpverifyError
 
-        raise DpverifyError(f"no {summary_path} to render; run `dpverify reproduce` or `dpverify check` first")
+        raise DpverifyError(f"no {summary_path} to render; run `dpverify reproduce --out {out_dir}` or "
+                            f"`dpverify check --out {out_dir}` first")
     from dpverify.reproductions.compare import load_summary
 
     summary = load_summary(summary_path)      # a damaged file is a one-line error, not a traceback

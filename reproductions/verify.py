@@ -24,7 +24,7 @@ from tqdm.auto import tqdm
 from dpverify.algorithms.core.errors import DpverifyError
 from dpverify.reproductions.experiments import parameters_of
 from dpverify.reproductions.runner import Runner
-from dpverify.reproductions.verify_claims import ClaimComparison, compare_claims
+from dpverify.reproductions.verify_claims import ClaimComparison, compare_claims, selected
 from dpverify.theory.claims import ClaimResult, NothingToMeasure, Verdict, evaluate
 from dpverify.theory.conformance import CHECKS, Suite, conformance_claims
 from dpverify.theory.execution import DEFAULT_ROOT_SEED, CheckContext
@@ -108,8 +108,8 @@ def verify(paper: str, implementation: Callable | str, *, profile: str = "quick"
     spec) against `paper`'s contract and claims; see the module docstring. `checks` keeps only the named
     conformance checks (CHECKS; default all); `claims` re-runs the paper's claims that run the algorithm on it
     (verify_claims.py; True: all of them, a tuple of claim ids, or None: all of them unless `checks` selects a
-    subset of the conformance checks), with `jobs` worker processes (1 for a callable,
-    which worker processes cannot load) and, if given, the result cache `cache`."""
+    subset of the conformance checks), with `jobs` worker processes (1 for a callable, which worker processes
+    cannot load) and, if given, the result cache `cache`."""
     if noise not in NOISE_MODES:
         raise DpverifyError(f"noise must be one of {', '.join(NOISE_MODES)}; got {noise!r}")
     unknown = sorted(set(checks or ()) - set(CHECKS))
@@ -122,6 +122,12 @@ def verify(paper: str, implementation: Callable | str, *, profile: str = "quick"
         raise ImplementationNotFound(f"the implementation must be callable as implementation(setting, rng); got "
                                      f"{type(function).__name__}")
     suite = suite_of(paper)
+    if claims is None:
+        claims = checks is None
+    only = None if claims in (True, False) else tuple(claims)
+    if only is not None:
+        selected(paper, profile, only)       # an unknown claim id is an error before any work, and so is a bad cache
+    runner = Runner(cache_directory=cache, jobs=jobs, show_progress=progress) if claims else None
     context = CheckContext(profile=profile, root_seed=seed, parameters=parameters_of(paper, profile))
     conformance = tuple(c for c in conformance_claims(suite, function)
                         if checks is None or c.id.split("conformance-")[1] in checks)
@@ -130,12 +136,8 @@ def verify(paper: str, implementation: Callable | str, *, profile: str = "quick"
     results = tuple(evaluate(claim, context) for claim in tqdm(
         conformance, desc=f"verify {paper}", unit="check", leave=False, disable=None if progress else True))
     compared = ()
-    if claims is None:
-        claims = checks is None
-    if claims:   # a spec, not the loaded function, so that worker processes can load it
-        runner = Runner(cache_directory=cache, jobs=jobs, show_progress=progress)
-        compared = compare_claims(paper, implementation, profile=profile, seed=seed, runner=runner,
-                                  only=None if claims is True else tuple(claims),
+    if runner is not None:   # a spec, not the loaded function, so that worker processes can load it
+        compared = compare_claims(paper, implementation, profile=profile, seed=seed, runner=runner, only=only,
                                   progress=(lambda line: tqdm.write(line)) if progress else (lambda line: None))
     return Verification(paper, name, results, compared)
 

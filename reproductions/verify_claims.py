@@ -88,21 +88,27 @@ def _results(experiments: list[Experiment], profile: str, runner: Runner, seed: 
     return {name: pd.concat([next(frames) for _ in group], ignore_index=True) for name, group in tasks.items()}
 
 
+def selected(paper: str, profile: str, only: tuple[str, ...] | None = None) -> tuple[list[Experiment], list[Claim]]:
+    """The claims to re-run (every one whose checks read a re-runnable experiment, or only the claim ids `only`,
+    with or without the paper prefix) and the experiments they read; an id that is not one of them is an error."""
+    experiments = rerunnable(paper, profile)
+    claims = claims_on(paper, {e.id for e in experiments})
+    if only is None:
+        return experiments, claims
+    wanted = {name if "/" in name else f"{paper}/{name}" for name in only}
+    if unknown := sorted(wanted - {c.id for c in claims}):
+        raise DpverifyError(f"not a claim verify re-runs: {', '.join(unknown)}; these are: "
+                            f"{', '.join(c.id for c in claims) or 'none'}")
+    claims = [c for c in claims if c.id in wanted]
+    read = {e for c in claims for check in c.checks for e in _needed(check)}
+    return [e for e in experiments if e.id in read], claims
+
+
 def compare_claims(paper: str, implementation: Callable | str, *, profile: str, seed: int, runner: Runner,
                    only: tuple[str, ...] | None = None,
                    progress: Callable[[str], None] = lambda message: None) -> tuple[ClaimComparison, ...]:
-    """Every claim whose checks read a re-runnable experiment (or only the claim ids `only`, with or without
-    the paper prefix), on the reference's and the implementation's runs; only the experiments they read run."""
-    experiments = rerunnable(paper, profile)
-    claims = claims_on(paper, {e.id for e in experiments})
-    if only is not None:
-        wanted = {name if "/" in name else f"{paper}/{name}" for name in only}
-        if unknown := sorted(wanted - {c.id for c in claims}):
-            raise DpverifyError(f"not a claim verify re-runs: {', '.join(unknown)}; these are: "
-                                f"{', '.join(c.id for c in claims) or 'none'}")
-        claims = [c for c in claims if c.id in wanted]
-        read = {e for c in claims for check in c.checks for e in _needed(check)}
-        experiments = [e for e in experiments if e.id in read]
+    """The `selected` claims on the reference's and the implementation's runs; only the experiments they read run."""
+    experiments, claims = selected(paper, profile, only)
     if not claims:
         return ()
     value = implementation_value(implementation)

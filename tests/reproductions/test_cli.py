@@ -9,6 +9,12 @@ import pytest
 from dpverify.reproductions import cli
 
 
+def cli_root():
+    from pathlib import Path
+
+    return Path(__file__).resolve().parents[2]
+
+
 def run_cli(*args, cwd=None):
     return subprocess.run([sys.executable, "-m", "dpverify", *args], capture_output=True, text=True,
                           cwd=cwd, timeout=600)
@@ -21,9 +27,15 @@ def run_cli(*args, cwd=None):
     (["check", "--claim", "lemma-1"], "--claim needs a PAPER argument"),
     (["reproduce", "zcdp-nfl", "--figure", "figure-1", "--backend", "dask"], "--backend dask needs --scheduler"),
     (["report", "--out", "/nonexistent-dir-for-dpverify"], "no /nonexistent-dir-for-dpverify/summary.json"),
+    (["audit", "dpdo-nc", "--claim", "lemma-2"], "dpdo-nc/lemma-2 has no audit"),
+    (["verify", "dpdo-nc", "--impl", "examples/dpdo_nc/my_dpdo_nc.py:run", "--claim", "figure-1", "--no-claims"],
+     "--claim selects claims to re-run; it contradicts --no-claims"),
+    (["verify", "dpdo-nc", "--impl", "examples/dpdo_nc/my_dpdo_nc.py:run", "--checks", "exact", "--claim", "lemma-2"],
+     "not a claim verify re-runs: dpdo-nc/lemma-2"),
 ])
 def test_user_errors_are_one_line_exit_2(args, expected, tmp_path):
-    result = run_cli(*args, "--cache", str(tmp_path)) if args[0] in ("check", "reproduce") else run_cli(*args)
+    result = (run_cli(*args, "--cache", str(tmp_path), cwd=cli_root()) if args[0] in ("check", "reproduce", "verify")
+              else run_cli(*args))
     assert result.returncode == cli.EXIT_USER_ERROR, result.stderr
     assert expected in result.stderr
     assert "Traceback" not in result.stderr
@@ -112,3 +124,22 @@ def test_a_damaged_summary_and_a_malformed_experiment_file_are_one_line_errors(t
     bad.write_text("[experiment]\nid = 'x'\n")
     with pytest.raises(DpverifyError, match="missing table 'parameters'"):
         load_experiment(bad, "quick")
+
+
+def test_ctrl_c_says_what_was_kept_and_exits_130(tmp_path):
+    """Interrupted after its first task is cached (reproduce dpdo-nc: four tasks, the last ones the longest)."""
+    import signal
+    import time
+
+    cache = tmp_path / "cache"
+    process = subprocess.Popen([sys.executable, "-m", "dpverify", "reproduce", "dpdo-nc", "--cache", str(cache),
+                                "--out", str(tmp_path / "out")],
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True)
+    deadline = time.monotonic() + 300
+    while not list(cache.rglob("*.parquet")) and time.monotonic() < deadline and process.poll() is None:
+        time.sleep(0.2)
+    process.send_signal(signal.SIGINT)
+    _, err = process.communicate(timeout=120)
+    assert process.returncode == cli.EXIT_INTERRUPTED, err
+    assert err.strip().splitlines()[-1] == cli.INTERRUPTED and "Traceback" not in err
+    assert list(cache.rglob("*.parquet"))          # what was finished is kept

@@ -157,7 +157,7 @@ def test_environment_variable_selects_the_directory(tmp_path, monkeypatch):
     monkeypatch.setenv(DATA_ENV, str(tmp_path))
     assert default_data_dir() == tmp_path
     data = load_dataset("ijcnn1")
-    assert str(tmp_path) in data.source and data.checksum_verified
+    assert data.source.endswith("ijcnn1.trn.bz2 in $DPVERIFY_DATA") and data.checksum_verified
     np.testing.assert_array_equal(data.labels, [-1, 1, -1])
     np.testing.assert_array_equal(data.features[:, 0], [0.5, 0.0, 1.0])  # (x - 0) / (4 - 0)
     np.testing.assert_array_equal(data.features[:, 2], [1 / 3, 0.0, 1.0])
@@ -376,3 +376,16 @@ def test_availability_agrees_with_loading(tmp_path, monkeypatch):
             load_dataset(name)
     monkeypatch.setenv(DATA_ENV, str(tmp_path / "nowhere"))
     assert all(datasets.availability().values())   # no directory: every dataset says why, nothing raises
+
+
+def test_messages_and_reports_show_no_absolute_path_of_this_machine(tmp_path, monkeypatch):
+    """Reports carry the availability reasons: paths under the checkout's parent are relative to the repository,
+    paths under $DPVERIFY_DATA start with it."""
+    monkeypatch.delenv(datasets.DATA_ENV, raising=False)
+    assert datasets.shown(datasets.SHARED_DATA_DIR / "x.bz2") == "../shared/data/x.bz2"
+    machine = str(datasets.PROJECT_ROOT.parent)
+    assert not any(machine in reason for reason in datasets.availability().values())
+    monkeypatch.setenv(datasets.DATA_ENV, str(tmp_path))
+    assert datasets.shown(tmp_path / "cifar-10-batches-py") == "$DPVERIFY_DATA/cifar-10-batches-py"
+    assert str(tmp_path) not in datasets.availability()["cifar10"]
+    assert datasets.shown("/elsewhere/data") == "/elsewhere/data"    # a path the user gave elsewhere stays as given
