@@ -10,6 +10,7 @@ from __future__ import annotations
 import logging
 import sys
 import time
+from dataclasses import replace
 from enum import StrEnum
 from pathlib import Path
 from typing import Annotated, Optional
@@ -67,13 +68,22 @@ def _parameters(paper: Paper, profile: str) -> dict:
     return parameters_of(paper.id, profile)
 
 
-def _check_claims(paper: Paper, claim_id: str | None, context: CheckContext) -> list[ClaimResult]:
+def _check_claims(paper: Paper, claim_id: str | None, context: CheckContext, seeds: int = 1) -> list[ClaimResult]:
+    """Every claim (or one) of the paper; with seeds > 1, its randomized checks again under the next root seeds,
+    and a check whose verdict flips is inconclusive (theory/robustness.py)."""
+    from dpverify.theory.robustness import across_seeds, randomized
+
     claims = [paper.claim(claim_id)] if claim_id else list(paper.claims)
+    roots = [context.root_seed + offset for offset in range(seeds)]
+    others = [replace(context, root_seed=root, memo={}, memo_reads={}) for root in roots[1:]]
     results = []
     with tqdm(claims, desc=f"{paper.id} claims", unit="claim", leave=False, disable=None) as bar:
         for claim in bar:
             bar.set_postfix_str(claim.id.split("/", 1)[1])
-            results.append(evaluate(claim, context))
+            first = evaluate(claim, context)
+            if others and (again := randomized(claim)) is not None:
+                first = across_seeds(roots, first, [evaluate(again, other) for other in others])
+            results.append(first)
     return results
 
 
@@ -152,7 +162,10 @@ def check(paper: PaperArg = None,
           cache: CacheOpt = DEFAULT_CACHE,
           strict: StrictOpt = False, baseline: BaselineOpt = None, junit: JunitOpt = None,
           out: Annotated[Optional[Path], typer.Option(help="also write OUT/summary.json (a baseline for later runs)")]
-          = None) -> None:
+          = None,
+          seeds: Annotated[int, typer.Option(min=1, help="run each randomized check under this many root seeds (SEED, "
+                                             "SEED+1, ...); a verdict that flips between them is inconclusive")] = 1
+          ) -> None:
     """Run the theory checks of a paper (symbolic, ground truth, statistical), without the figures.
     Claims about figures are reported not-run here: `dpverify reproduce` checks them."""
     from dpverify.reproductions.runner import Runner, environment_provenance, writable_directory
@@ -167,10 +180,11 @@ def check(paper: PaperArg = None,
         parameters = _parameters(entry, profile)
         context = CheckContext(profile=str(profile), root_seed=seed, executor=runner, parameters=parameters,
                                datasets=availability())
-        results += _check_claims(entry, claim, context)
+        results += _check_claims(entry, claim, context, seeds)
     _print_verdicts(results)
     summary = _check_summary(_papers(paper), results, str(profile), out,
-                             {**environment_provenance(), "root_seed": seed, "command": "check"}, partial=True)
+                             {**environment_provenance(), "root_seed": seed, "seeds": seeds, "command": "check"},
+                             partial=True)
     _finish(results, strict, summary, baseline, junit)
 
 

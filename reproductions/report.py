@@ -20,6 +20,7 @@ import numpy as np
 
 from dpverify.reproductions.constants import room_constants
 from dpverify.theory.claims import ClaimResult, Paper, Verdict
+from dpverify.theory.robustness import seeds_agreeing
 
 VERDICT_ORDER = [Verdict.REFUTED, Verdict.INCONCLUSIVE, Verdict.NOT_RUN, Verdict.CONFIRMED]
 VERDICT_COLOURS = {"confirmed": "#1a7f37", "refuted": "#cf222e", "inconclusive": "#9a6700", "not-run": "#6e7781"}
@@ -69,9 +70,12 @@ def claim_record(result: ClaimResult, figures_dir: Path) -> dict[str, Any]:
                        "seconds": round(check.seconds, 3), "figure": figure,
                        "rule": check.rule.as_record() if check.rule is not None else None,
                        "paper": check.paper, "parameters": jsonable(dict(check.parameters))})
-    return {"id": claim.id, "kind": claim.kind, "seed_line": claim.seed_line, "title": claim.title,
-            "statement": claim.statement, "verdict": str(result.verdict),
-            "not_run_reason": claim.not_run_reason if not result.results else "", "checks": checks}
+    record = {"id": claim.id, "kind": claim.kind, "seed_line": claim.seed_line, "title": claim.title,
+              "statement": claim.statement, "verdict": str(result.verdict),
+              "not_run_reason": claim.not_run_reason if not result.results else "", "checks": checks}
+    if (seeds := seeds_agreeing(result)) is not None:    # run under several root seeds (check --seeds)
+        record["seeds"] = seeds
+    return record
 
 
 def paper_record(paper: Paper, results: list[ClaimResult], figures: list[dict[str, Any]], *, profile: str,
@@ -85,7 +89,7 @@ def paper_record(paper: Paper, results: list[ClaimResult], figures: list[dict[st
             "provenance": jsonable(provenance), "partial": partial}
 
 
-SCHEMA_VERSION = "1.0"   # of summary.json; reproductions/summary.schema.json describes it (bump both together)
+SCHEMA_VERSION = "1.1"   # of summary.json (1.1: optional claims[].seeds); reproductions/summary.schema.json describes it (bump both together)
 SCHEMA_FILE = Path(__file__).with_name("summary.schema.json")
 
 
@@ -173,7 +177,8 @@ def render_markdown(record: dict[str, Any]) -> str:
            "**Verdicts:** " + ", ".join(f"{VERDICT_SYMBOLS[k]} {k}: {v}" for k, v in counts.items()), "",
            "A refuted claim is a finding with its evidence; `not-run` says why; an audit that finds no "
            "violation says \"not refuted at N samples\", never \"private\".", "", "## Claims", ""]
-    rows = [[f"`{c['id']}`", c["seed_line"], c["title"], f"{VERDICT_SYMBOLS[c['verdict']]} **{c['verdict']}**",
+    rows = [[f"`{c['id']}`", c["seed_line"], c["title"], f"{VERDICT_SYMBOLS[c['verdict']]} **{c['verdict']}**"
+             + (f" ({c['seeds']['agreeing']}/{c['seeds']['count']} seeds agree)" if "seeds" in c else ""),
              "; ".join(f"{k['name']} ({k['method']}): {k['summary']}" for k in c["checks"]) or c["not_run_reason"]]
             for c in record["claims"]]
     out += [_markdown_table(rows, ["claim", "line", "statement", "verdict", "evidence"]), ""]

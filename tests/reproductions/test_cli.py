@@ -143,3 +143,20 @@ def test_ctrl_c_says_what_was_kept_and_exits_130(tmp_path):
     assert process.returncode == cli.EXIT_INTERRUPTED, err
     assert err.strip().splitlines()[-1] == cli.INTERRUPTED and "Traceback" not in err
     assert list(cache.rglob("*.parquet"))          # what was finished is kept
+
+
+def test_check_under_several_seeds_records_how_many_agree(tmp_path):
+    import json
+
+    import jsonschema
+
+    result = run_cli("check", "dpdo-nc", "--claim", "gradient-bound", "--seeds", "2", "--out", str(tmp_path / "out"),
+                     "--cache", str(tmp_path / "cache"))
+    assert result.returncode == 0, result.stderr
+    assert "(the same verdict under 2 root seeds)" in result.stdout
+    summary = json.loads((tmp_path / "out" / "summary.json").read_text())
+    (claim,) = summary["papers"]["dpdo-nc"]["claims"]
+    assert claim["seeds"] == {"count": 2, "agreeing": 2} and summary["papers"]["dpdo-nc"]["provenance"]["seeds"] == 2
+    from dpverify.reproductions.report import SCHEMA_FILE
+
+    jsonschema.validate(summary, json.loads(SCHEMA_FILE.read_text()))
