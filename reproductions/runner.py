@@ -17,6 +17,8 @@ import os
 import platform
 import subprocess
 import tempfile
+import threading
+import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from importlib import metadata
@@ -178,6 +180,21 @@ class ResultCache:
         write_parquet(frame, self.path(task, root_seed), task_provenance(task, root_seed))
 
 
+ORPHAN_POLL_SECONDS = 1.0   # how often a local worker checks that the process that started it is alive
+
+
+def _exit_with_parent(parent: int) -> None:
+    """A local worker's initializer: exit as soon as `parent`, the process that started it, is gone, even after a
+    SIGKILL that let the parent clean nothing up (loky's workers would otherwise wait on their dead pipes). A daemon
+    thread polls the parent pid; the parent is passed in, so a worker whose parent died while it was still starting
+    exits too. The kernel's PR_SET_PDEATHSIG is not used: it fires when the parent's spawning THREAD ends."""
+    def watch() -> None:
+        while os.getppid() == parent:
+            time.sleep(ORPHAN_POLL_SECONDS)
+        os._exit(1)
+    threading.Thread(target=watch, name="dpverify-orphan-watchdog", daemon=True).start()
+
+
 def _run_indexed(index: int, task: Task, root_seed: int) -> tuple[int, pd.DataFrame]:
     with limit_blas_threads():  # in joblib and Dask workers too
         return index, run_task(task, root_seed)
@@ -235,7 +252,9 @@ class Runner:
             if self.jobs == 1:
                 outputs = (_run_indexed(index, task, root_seed) for index, task in indexed_tasks)
             else:
-                parallel = joblib.Parallel(n_jobs=self.jobs, return_as="generator_unordered")
+                with joblib.parallel_config(backend="loky", initializer=_exit_with_parent,   # joblib >= 1.5
+                                            initargs=(os.getpid(),)):
+                    parallel = joblib.Parallel(n_jobs=self.jobs, return_as="generator_unordered")
                 outputs = parallel(joblib.delayed(_run_indexed)(i, t, root_seed) for i, t in indexed_tasks)
             for index, frame in outputs:
                 yield index, frame

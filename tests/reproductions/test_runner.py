@@ -116,3 +116,30 @@ def test_dask_backend_matches_local_run(tmp_path):
     assert runner.computed == len(tasks)
     for a, b in zip(local, remote):
         pd.testing.assert_frame_equal(a, b)
+
+
+def test_no_worker_outlives_a_killed_parent(tmp_path):
+    """SIGKILL a `--jobs 2` run while its workers compute: 5 s later none of them is alive."""
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    import psutil
+
+    process = subprocess.Popen([sys.executable, "-m", "dpverify", "reproduce", "dpdo-nc", "--jobs", "2", "--cache",
+                                str(tmp_path / "cache"), "--out", str(tmp_path / "out")],
+                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
+    parent = psutil.Process(process.pid)
+    deadline = time.monotonic() + 300
+    workers = []
+    while len(workers) < 2 and time.monotonic() < deadline and process.poll() is None:
+        workers = [child for child in parent.children(recursive=True) if "loky" in " ".join(child.cmdline())]
+        time.sleep(0.2)
+    assert len(workers) >= 2, "the run finished before its workers were seen"
+    time.sleep(1.0)                                   # the workers have started their tasks
+    process.send_signal(signal.SIGKILL)
+    process.wait(timeout=30)
+    time.sleep(5.0)
+    alive = [w.pid for w in workers if w.is_running() and w.status() != psutil.STATUS_ZOMBIE]
+    assert not alive, f"workers alive 5 s after the parent was killed: {alive}"
