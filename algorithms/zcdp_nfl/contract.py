@@ -33,7 +33,7 @@ from typing import Any, Protocol
 
 import numpy as np
 
-from dpverify.algorithms.core.errors import DpverifyError
+from dpverify.algorithms.core.errors import DpverifyError, NotInContract
 from dpverify.algorithms.core.network import Network
 from dpverify.algorithms.core.problems import LocalData, Problem
 from dpverify.algorithms.core.tape import NoiseTape
@@ -113,6 +113,25 @@ class ZcdpNflSetting:
 
     def with_data(self, data: LocalData, horizon: int | None = None) -> ZcdpNflSetting:
         return replace(self, data=data, horizon=self.horizon if horizon is None else horizon)
+
+
+def setting_of(problem: Problem, data: LocalData, network: Network, params: ZcdpNflParams, horizon: int,
+               delta: float) -> ZcdpNflSetting:
+    """The setting of a reference run with these parameters (an experiment's run of zCDP-NFL, re-run on a user's
+    implementation). The contract states the default readings (no initial broadcast, subgradient at the
+    broadcast) and the dynamic zCDP schedule or no noise; other parameters raise NotInContract."""
+    if (params.init_broadcast, params.subgradient_point) != ("zero", "broadcast"):
+        raise NotInContract(f"the contract states the default readings (init_broadcast 'zero', subgradient_point "
+                            f"'broadcast'), not ({params.init_broadcast!r}, {params.subgradient_point!r})")
+    if isinstance(params.noise, NoNoise):
+        phi1, tau = None, 1.0
+    elif type(params.noise) is ZcdpSchedule:
+        phi1, tau = params.noise.phi1, params.noise.tau
+    else:
+        raise NotInContract(f"the contract's setting has the zCDP schedule varphi^(n) = phi1 tau^-(n-1) or no noise, "
+                            f"not {type(params.noise).__name__}")
+    return ZcdpNflSetting(problem, data, network, params.rho, params.step.eta0, params.step.power, params.c1, params.clip,
+                          phi1, tau, delta, horizon)
 
 
 class ZcdpNflImplementation(Protocol):

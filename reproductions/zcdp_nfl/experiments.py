@@ -2,7 +2,10 @@
 
 One task = one Monte-Carlo instance (a new random graph and dataset, spec Sec. 6) on which every
 algorithm runs at every eps with `noise_replicas` batched noise draws, so algorithms are compared
-on the same instances (paired tests in theory/zcdp_nfl/claims.py).
+on the same instances (paired tests in theory/zcdp_nfl/claims.py). The parameter `implementation` is
+our batched reference, or a user's implementation of zCDP-NFL through the contract
+(theory/implementations.py): `dpverify verify` re-runs the figures' claims with it in place of our
+zCDP-NFL, the baselines staying ours.
 """
 
 from __future__ import annotations
@@ -17,14 +20,18 @@ import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 from scipy import stats  # noqa: E402
 
+from dpverify.algorithms.core.errors import NotInContract  # noqa: E402
+from dpverify.algorithms.zcdp_nfl.algorithm import normalized_error  # noqa: E402
 from dpverify.reproductions.experiments import Experiment, FigureOutput  # noqa: E402
 from dpverify.reproductions.params import ExperimentConfig  # noqa: E402
 from dpverify.theory.execution import Task  # noqa: E402
+from dpverify.theory.implementations import resolve  # noqa: E402
 from dpverify.theory.zcdp_nfl.instances import (  # noqa: E402
     ALGORITHM_LABELS,
     Settings,
     build_instance,
     run_algorithm,
+    run_implementation,
 )
 
 HERE = Path(__file__).parent
@@ -36,18 +43,27 @@ def simulate_instance(rng: np.random.Generator, *, instance: int, problem: str, 
                       epsilons: list[float], curve_epsilons: list[float], num_agents: int, num_edges: int,
                       num_samples: int, dim: int, lam: float, l2_weight: float, data_noise: str, rho: float,
                       eta0: float, eta_power: float, tau: float, delta: float, c1: float, horizon: int,
-                      learning_rate: float, noise_replicas: int) -> pd.DataFrame:
+                      learning_rate: float, noise_replicas: int, implementation: object) -> pd.DataFrame:
     """Normalized error sum_k ||w_k^(n) - w_c||^2 / ||w_c||^2 (L304) of every algorithm and eps on
-    one instance: the whole curve for `curve_epsilons`, the final iterate (n = T) for the others."""
+    one instance: the whole curve for `curve_epsilons`, the final iterate (n = T) for the others.
+    zCDP-NFL is our batched reference, or `implementation`'s `noise_replicas` independent runs."""
     instance_rng, noise_rng = rng.spawn(2)
     setup = build_instance(instance_rng, problem=problem, num_agents=num_agents, num_edges=num_edges,
                            num_samples=num_samples, dim=dim, lam=lam, l2_weight=l2_weight, data_noise=data_noise)
     settings = Settings(rho, eta0, eta_power, tau, delta, c1, horizon, learning_rate)
+    users = resolve(implementation)
     frames = []
     for algorithm, algorithm_rng in zip(algorithms, noise_rng.spawn(len(algorithms))):
         for epsilon, run_rng in zip(epsilons, algorithm_rng.spawn(len(epsilons))):
-            trajectory = run_algorithm(algorithm, setup, settings, epsilon, replicas=noise_replicas, rng=run_rng)
-            error = trajectory.normalized_error(setup.reference)  # (T+1, R)
+            if users is not None and algorithm == "zcdp-nfl":   # the paper's algorithm only; baselines stay ours
+                try:
+                    primal = run_implementation(users, setup, settings, epsilon, replicas=noise_replicas, rng=run_rng)
+                except NotInContract:   # no run of Figs. 1-3 (they use the readings the contract states); left out
+                    continue
+                error = normalized_error(primal, setup.reference)  # (T+1, R)
+            else:
+                trajectory = run_algorithm(algorithm, setup, settings, epsilon, replicas=noise_replicas, rng=run_rng)
+                error = trajectory.normalized_error(setup.reference)  # (T+1, R)
             iterations = np.arange(horizon + 1) if epsilon in curve_epsilons else np.array([horizon])
             grid_n, grid_r = np.meshgrid(iterations, np.arange(noise_replicas), indexing="ij")
             frames.append(pd.DataFrame({
@@ -62,7 +78,7 @@ def build_tasks(config: ExperimentConfig) -> list[Task]:
     shared = {name: values[name] for name in (
         "problem", "algorithms", "epsilons", "curve_epsilons", "num_agents", "num_edges", "num_samples", "dim",
         "lam", "data_noise", "rho", "eta0", "eta_power", "tau", "delta", "c1", "horizon", "noise_replicas",
-        "l2_weight", "learning_rate")}
+        "l2_weight", "learning_rate", "implementation")}
     shared["curve_epsilons"] = sorted(set(shared["curve_epsilons"]) & set(shared["epsilons"]) or shared["epsilons"])
     return [Task(f"zcdp-nfl/{config.id}/instance-{i}", simulate_instance, {"instance": i, **shared})
             for i in range(values["instances"])]

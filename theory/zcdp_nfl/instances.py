@@ -2,11 +2,15 @@
 
 An `Instance` is one random network + dataset + problem with its certified centralized solution;
 `Settings` are the algorithm parameters (most are harness defaults, see the experiment TOMLs);
-`run_algorithm` calibrates an algorithm to a total (eps, delta) budget and runs it batched.
+`run_algorithm` calibrates an algorithm to a total (eps, delta) budget and runs it batched;
+`run_implementation` runs a user's implementation of zCDP-NFL (the paper's algorithm only) with the same
+calibration through the contract (algorithms/zcdp_nfl/contract.py), one independent run per replica
+(`dpverify verify` re-runs the figures' claims on it).
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
@@ -16,8 +20,10 @@ from dpverify.algorithms.core.network import Network, random_connected_network
 from dpverify.algorithms.core.privacy import phi1_from_total, zcdp_from_dp
 from dpverify.algorithms.core.problems import LocalData, Problem, boyd_l1_weight
 from dpverify.algorithms.core.synthetic import noisy_linear_observations
+from dpverify.algorithms.zcdp_nfl import contract
 from dpverify.algorithms.zcdp_nfl.algorithm import (
     ClassicalGaussianSchedule,
+    NoiseCalibration,
     NoNoise,
     StepSchedule,
     Trajectory,
@@ -34,6 +40,7 @@ from dpverify.algorithms.zcdp_nfl.baselines.subgradient_nfl import (
     SubgradientNflParams,
     run_subgradient_nfl,
 )
+from dpverify.theory.conformance import independent_transcripts
 from dpverify.theory.ground_truth import GroundTruth, solve_regression
 
 PROBLEMS = ("elastic_net", "lad", "ridge")  # seeds/004 Sec. 5: elastic net (L306), LAD (L313), ridge (L319)
@@ -96,19 +103,28 @@ def zcdp_budget(epsilon: float, settings: Settings) -> tuple[float, float]:
     return rho_total, phi1_from_total(rho_total, settings.tau, settings.horizon)
 
 
+def _noise_of(name: str, settings: Settings, epsilon: float | None) -> NoiseCalibration:
+    """The calibration of algorithm `name` to the total (eps, delta) (L302); NoNoise for the non-private control
+    or epsilon None."""
+    if name == "nonprivate-nfl" or epsilon is None:
+        return NoNoise()
+    if name == "eps-delta-nfl":
+        return ClassicalGaussianSchedule(epsilon, settings.delta, settings.tau, settings.horizon)
+    return ZcdpSchedule(zcdp_budget(epsilon, settings)[1], settings.tau)
+
+
+def _nfl_params(settings: Settings, noise: NoiseCalibration) -> ZcdpNflParams:
+    return ZcdpNflParams(rho=settings.rho, step=StepSchedule(settings.eta0, settings.eta_power), c1=settings.c1,
+                         noise=noise)
+
+
 def run_algorithm(name: str, instance: Instance, settings: Settings, epsilon: float | None, *, replicas: int,
                   rng: np.random.Generator, keep_iterates: bool = True, observer=None) -> Trajectory:
     """Run one algorithm of Sec. 5, calibrated to the same total (eps, delta) (L302)."""
-    step = StepSchedule(settings.eta0, settings.eta_power)
     common = dict(horizon=settings.horizon, replicas=replicas, rng=rng, keep_iterates=keep_iterates)
-    if name == "nonprivate-nfl" or epsilon is None:
-        noise = NoNoise()
-    elif name == "eps-delta-nfl":
-        noise = ClassicalGaussianSchedule(epsilon, settings.delta, settings.tau, settings.horizon)
-    else:
-        noise = ZcdpSchedule(zcdp_budget(epsilon, settings)[1], settings.tau)
+    noise = _noise_of(name, settings, epsilon)
     if name in ("zcdp-nfl", "eps-delta-nfl", "nonprivate-nfl"):
-        params = ZcdpNflParams(rho=settings.rho, step=step, c1=settings.c1, noise=noise)
+        params = _nfl_params(settings, noise)
         return run_zcdp_nfl(instance.problem, instance.data, instance.network, params, observer=observer, **common)
     if name == "zcdp-grad-nfl":
         params = SubgradientNflParams(learning_rate=settings.learning_rate, c1=settings.c1, noise=noise)
@@ -119,3 +135,16 @@ def run_algorithm(name: str, instance: Instance, settings: Settings, epsilon: fl
         params = PAdmmParams(rho=settings.rho, c1=settings.c1, noise=noise)
         return run_p_admm(instance.problem, instance.data, instance.network, params, **common)
     raise InvalidParameterError(f"unknown algorithm {name!r}; expected one of {', '.join(ALGORITHMS)}")
+
+
+def run_implementation(implementation: Callable, instance: Instance, settings: Settings, epsilon: float | None, *,
+                       replicas: int, rng: np.random.Generator) -> np.ndarray:
+    """The primal iterates w^(0..T) (T+1, R, N, d) of `replicas` independent runs of a user's implementation of
+    zCDP-NFL (contract.py), calibrated as run_algorithm("zcdp-nfl", ...) calibrates ours: varphi^(1) spending the
+    total (eps, delta) over T releases (Corollary, L136). Each run has its own Generator, spawned from `rng`.
+    A run the contract cannot state raises NotInContract."""
+    params = _nfl_params(settings, _noise_of("zcdp-nfl", settings, epsilon))
+    setting = contract.setting_of(instance.problem, instance.data, instance.network, params, settings.horizon,
+                                  settings.delta)
+    runs = independent_transcripts(implementation, setting, rng.spawn(replicas), contract.shapes)
+    return np.stack([run["iterates"] for run in runs], axis=1)
