@@ -507,9 +507,13 @@ def check_noise_term_22(context: CheckContext) -> Measurement:
                              "with eta^(0) = eta0 * 0^p = 0 for eta0 n^p, Delta(0) would be 0 and the ratio infinite"}
     if refuted and nonincreasing_ok:
         held = ", ".join(f"{k}: {table[k]['noise_sum_over_printed']:.3f}" for k in table if upper_bound[k])
+        general = ("for every positive eta0, rho, c1, M_k, |N_k| and p, Delta(n) increases in n (sympy: "
+                   f"{increasing}), so sigma_k^2(n) > sigma_k^2(0) tau^n for every n >= 2 and the sum exceeds the printed term "
+                   "whatever the values (the ratios below are at the harness defaults)" if increasing else
+                   "at the harness defaults only")
         summary = (f"equality for constant eta and an upper bound for eta0 n^-p (ratios {held}); "
                    f"but for increasing eta ({', '.join(violated)}), the schedules Assumption 4 admits and under which "
-                   f"(22) is stated (L282), sum_n E||xi^(n)||^2 exceeds P sum_k sigma_k^2(0)/(1-tau) "
+                   f"(22) is stated (L282), sum_n E||xi^(n)||^2 exceeds P sum_k sigma_k^2(0)/(1-tau): {general} "
                    f"(ratio {table[worst]['noise_sum_over_printed']:.2f} for {worst}); reading the variance as decaying "
                    f"exactly by tau instead makes the Corollary undercount the spent zCDP (ratio "
                    f"{table[worst]['spent_over_corollary_reading_a']:.2f} over T=200)")
