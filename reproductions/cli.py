@@ -1,8 +1,9 @@
 """The `dpverify` command: list, check, reproduce, audit, report, bench, compare.
 
 Exit codes: 0 the harness ran (refuted claims are findings, not failures); 1 a harness error (a
-check crashed); 2 a user error (one line saying what is wrong and what was expected); 3 refuted
-claims under --strict.
+check crashed: reported on its claim, with the traceback in harness-errors.log, while the other claims
+ran); 2 a user error (one line saying what is wrong and what was expected); 3 refuted claims under
+--strict, or a regression against --baseline; 130 interrupted (finished tasks are cached).
 """
 
 from __future__ import annotations
@@ -22,7 +23,7 @@ from dpverify.algorithms.core.errors import DpverifyError
 from dpverify.reproductions.datasets import availability
 from dpverify.reproductions.threads import limit_blas_threads
 from dpverify.theory.audit.auditor import MIN_SAMPLES_PER_PART
-from dpverify.theory.claims import CheckCrashed, ClaimResult, Paper, Verdict, evaluate
+from dpverify.theory.claims import CheckCrashed, CheckResult, ClaimResult, Evidence, Paper, Verdict, evaluate
 from dpverify.theory.execution import DEFAULT_ROOT_SEED, CheckContext
 from dpverify.theory.papers import get_paper, paper_ids, room_module
 
@@ -68,9 +69,35 @@ def _parameters(paper: Paper, profile: str) -> dict:
     return parameters_of(paper.id, profile)
 
 
-def _check_claims(paper: Paper, claim_id: str | None, context: CheckContext, seeds: int = 1) -> list[ClaimResult]:
+HARNESS_LOG = "harness-errors.log"   # tracebacks of checks that crashed, next to the report (or in the cache)
+
+
+def crashed(results: list[ClaimResult]) -> list[str]:
+    """The claims whose checks hit a harness error (reported on the claim, the run went on)."""
+    return [r.claim.id for r in results if any(c.evidence.values.get("harness_error") for c in r.results)]
+
+
+def _evaluate_or_report(claim, context: CheckContext, log: Path) -> ClaimResult:
+    """evaluate(claim); a check that crashes is a harness error on this claim alone (not-run, the first line of
+    the error, the traceback appended to `log`), so the other claims go on."""
+    try:
+        return evaluate(claim, context)
+    except CheckCrashed as error:
+        log.parent.mkdir(parents=True, exist_ok=True)
+        with open(log, "a", encoding="utf-8") as handle:
+            handle.write(f"==== {claim.id} (root seed {context.root_seed})\n{error}\n")
+        line = str(error).splitlines()[0]
+        evidence = Evidence(f"harness error (a bug of dpverify, not a finding): {line}; traceback in {log}",
+                            {"harness_error": True})
+        return ClaimResult(claim, (CheckResult(claim.checks[0].name, claim.checks[0].method, Verdict.NOT_RUN,
+                                               evidence, 0.0, claim.checks[0].rule),))
+
+
+def _check_claims(paper: Paper, claim_id: str | None, context: CheckContext, log: Path,
+                  seeds: int = 1) -> list[ClaimResult]:
     """Every claim (or one) of the paper; with seeds > 1, its randomized checks again under the next root seeds,
-    and a check whose verdict flips is inconclusive (theory/robustness.py)."""
+    and a check whose verdict flips is inconclusive (theory/robustness.py). A crashing check is reported on its
+    claim (_evaluate_or_report)."""
     from dpverify.theory.robustness import across_seeds, randomized
 
     claims = [paper.claim(claim_id)] if claim_id else list(paper.claims)
@@ -80,9 +107,10 @@ def _check_claims(paper: Paper, claim_id: str | None, context: CheckContext, see
     with tqdm(claims, desc=f"{paper.id} claims", unit="claim", leave=False, disable=None) as bar:
         for claim in bar:
             bar.set_postfix_str(claim.id.split("/", 1)[1])
-            first = evaluate(claim, context)
-            if others and (again := randomized(claim)) is not None:
-                first = across_seeds(roots, first, [evaluate(again, other) for other in others])
+            first = _evaluate_or_report(claim, context, log)
+            if others and not crashed([first]) and (again := randomized(claim)) is not None:
+                repeats = [_evaluate_or_report(again, other, log) for other in others]
+                first = first if crashed(repeats) else across_seeds(roots, first, repeats)
             results.append(first)
     return results
 
@@ -118,6 +146,10 @@ def _finish(results: list[ClaimResult], strict: bool, summary: dict | None = Non
     elif strict and refuted:
         typer.echo(f"--strict: {len(refuted)} refuted claim(s): {', '.join(refuted)}", err=True)
         raise typer.Exit(EXIT_REFUTED)
+    if errors := crashed(results):
+        typer.echo(f"harness error on {len(errors)} claim(s): {', '.join(errors)} (the other claims ran; "
+                   f"tracebacks in {HARNESS_LOG})", err=True)
+        raise typer.Exit(EXIT_HARNESS_ERROR)
 
 
 def _check_summary(papers: list[Paper], results: list[ClaimResult], profile: str, out: Path | None,
@@ -180,7 +212,7 @@ def check(paper: PaperArg = None,
         parameters = _parameters(entry, profile)
         context = CheckContext(profile=str(profile), root_seed=seed, executor=runner, parameters=parameters,
                                datasets=availability())
-        results += _check_claims(entry, claim, context, seeds)
+        results += _check_claims(entry, claim, context, (out or cache) / HARNESS_LOG, seeds)
     _print_verdicts(results)
     summary = _check_summary(_papers(paper), results, str(profile), out,
                              {**environment_provenance(), "root_seed": seed, "seeds": seeds, "command": "check"},
@@ -226,7 +258,7 @@ def reproduce(paper: PaperArg = None,
         parameters = _parameters(entry, profile)
         context = CheckContext(profile=str(profile), root_seed=seed, executor=runner, parameters=parameters,
                                experiments={run.experiment.id: run.results for run in runs}, datasets=availability())
-        results = _check_claims(entry, None, context)
+        results = _check_claims(entry, None, context, out / HARNESS_LOG)
         all_results += results
         provenance = {**environment_provenance(), "root_seed": seed, "jobs": jobs, "backend": str(backend),
                       "tasks_computed": runner.computed - computed_before}   # this paper's, not the run's so far

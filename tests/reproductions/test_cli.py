@@ -160,3 +160,27 @@ def test_check_under_several_seeds_records_how_many_agree(tmp_path):
     from dpverify.reproductions.report import SCHEMA_FILE
 
     jsonschema.validate(summary, json.loads(SCHEMA_FILE.read_text()))
+
+
+def test_a_crashing_check_is_a_harness_error_on_its_claim_and_the_others_go_on(tmp_path):
+    import typer
+
+    from dpverify.theory import rules
+    from dpverify.theory.claims import Check, Claim, Measurement, Method, Paper, Verdict
+    from dpverify.theory.execution import CheckContext
+
+    def broken(context):
+        raise ZeroDivisionError("a bug of ours")
+    fine = Check("fine", Method.NUMERICAL, lambda context: Measurement("ok", {"holds": True}), rule=rules.exact())
+    paper = Paper("toy", "toy", "seed", (Claim("toy/a", "lemma", "L1", "a", "a", (Check("broken", Method.NUMERICAL, broken,
+                                                                                      rule=rules.exact()),)),
+                                         Claim("toy/b", "lemma", "L2", "b", "b", (fine,))))
+    log = tmp_path / cli.HARNESS_LOG
+    results = cli._check_claims(paper, None, CheckContext(), log, seeds=2)
+    assert [r.verdict for r in results] == [Verdict.NOT_RUN, Verdict.CONFIRMED]
+    assert results[0].results[0].evidence.summary.startswith("harness error (a bug of dpverify, not a finding): check "
+                                                             "'broken' crashed: a bug of ours; traceback in ")
+    assert "ZeroDivisionError" in log.read_text() and cli.crashed(results) == ["toy/a"]
+    with pytest.raises(typer.Exit) as done:
+        cli._finish(results, strict=False)
+    assert done.value.exit_code == cli.EXIT_HARNESS_ERROR
