@@ -216,6 +216,12 @@ def step(states: np.ndarray, k: int, gradient: Gradient, params: WangBasarParams
     return np.einsum("ij,rijd->rid", params.weights, messages), messages
 
 
+def consensus_moments(states: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """xbar = the average over agents and ||x - 1 (x) xbar||^2 of states (..., m, d): (..., d) and (...)."""
+    average = states.mean(axis=-2)
+    return average, np.sum((states - average[..., None, :]) ** 2, axis=(-2, -1))
+
+
 @dataclass(frozen=True)
 class Trajectory:
     """mean[k-1] = xbar^k (R, d); consensus[k-1] = ||x^k - 1 (x) xbar^k||^2 (R,), k = 1..K; final = x^K;
@@ -225,6 +231,16 @@ class Trajectory:
     consensus: np.ndarray
     final: np.ndarray
     snapshots: dict
+
+    @classmethod
+    def of_iterates(cls, iterates: np.ndarray, snapshot_at=()) -> Trajectory:
+        """The trajectory of given iterates x^1..x^K, (K, R, m, d): e.g. R runs of a user's implementation
+        (their transcripts' `iterates`), summarized as `run` summarizes its own."""
+        if not np.all(np.isfinite(iterates[-1])):
+            raise InvalidDataError("the iterates diverged (NaN/inf); check the stepsize against 1/L")
+        mean, consensus = consensus_moments(iterates)
+        wanted = sorted({int(k) for k in snapshot_at} & set(range(1, iterates.shape[0] + 1)))
+        return cls(mean, consensus, iterates[-1].copy(), {k: iterates[k - 1].copy() for k in wanted})
 
 
 def run(gradient: Gradient, initial: np.ndarray, params: WangBasarParams, iterations: int, rng: np.random.Generator,
@@ -242,9 +258,7 @@ def run(gradient: Gradient, initial: np.ndarray, params: WangBasarParams, iterat
     wanted = set(int(k) for k in snapshot_at)
     snapshots = {}
     for k in range(1, iterations + 1):   # a loop over time steps; replicas and agents are batched
-        average = states.mean(axis=1)
-        mean[k - 1] = average
-        consensus[k - 1] = np.sum((states - average[:, None]) ** 2, axis=(1, 2))
+        mean[k - 1], consensus[k - 1] = consensus_moments(states)
         if k in wanted:
             snapshots[k] = states.copy()
         if k == iterations:

@@ -30,11 +30,13 @@ x - lambda (g + n) as printed (the law is the same: the Gaussian is symmetric).
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass, replace
 from typing import Any, Protocol
 
 import numpy as np
 
+from dpverify.algorithms.core.errors import NotInContract
 from dpverify.algorithms.core.noise import PrivacyLedger
 from dpverify.algorithms.wang_basar.algorithm import Gradient, StepSchedule, WangBasarParams, step
 
@@ -54,6 +56,7 @@ class WangBasarSetting:
     switch: int
     lam_scale: float          # ... then lam_scale / k (Sec. 6.1, L579: 0.02, 500, 1)
     horizon: int              # T
+    agent_oracle: Callable[[int, np.ndarray], np.ndarray] | None = None   # row j of `oracle` for agent j alone, (d,)
 
     @property
     def num_agents(self) -> int:
@@ -68,7 +71,10 @@ class WangBasarSetting:
         return StepSchedule(self.lam0, self.switch, self.lam_scale, 1.0)
 
     def gradient(self, j: int, x: np.ndarray) -> np.ndarray:
-        """g_j = grad f_j(x), (d,), agent j's own cost (L134: g_j^k = grad f_j(x_j^k))."""
+        """g_j = grad f_j(x), (d,), agent j's own cost (L134: g_j^k = grad f_j(x_j^k)); from `agent_oracle` when the
+        setting has one (fewer array operations for an implementation that calls one agent at a time)."""
+        if self.agent_oracle is not None:
+            return self.agent_oracle(j, np.asarray(x, dtype=float))
         points = np.zeros((1, self.num_agents, self.dim))
         points[0, j] = x
         return self.oracle(points)[0, j]
@@ -91,6 +97,23 @@ class GradientShifted:
         gradients = np.array(self.oracle(states), dtype=float)
         gradients[..., self.agent, :] += self.shift
         return gradients
+
+
+def setting_of(oracle: Gradient, params: WangBasarParams, x1: np.ndarray, horizon: int,
+               agent_oracle: Callable[[int, np.ndarray], np.ndarray] | None = None) -> WangBasarSetting:
+    """The setting of one reference run with these parameters from x1 (N, d) over `horizon` rounds: an experiment's
+    run, re-run on a user's implementation (`dpverify verify`). The contract states Algorithm 2 with the literal
+    per-agent draw and lambda^k = lam0 (k <= switch), then lam_scale / k; other runs raise NotInContract.
+    agent_oracle: the same gradients one agent at a time (WangBasarSetting.gradient), or None."""
+    if params.algorithm != 2:
+        raise NotInContract("the contract states Algorithm 2 (eq. (8)); Algorithm 1 (noise-free, eq. (7)) is not in it")
+    if params.noise_draw != NOISE_DRAW:
+        raise NotInContract(f"the contract states the literal noise draw {NOISE_DRAW!r}, not {params.noise_draw!r}")
+    if params.schedule.power != 1:
+        raise NotInContract(f"the contract's stepsize is lam0, then lam_scale / k; not k^-{params.schedule.power:g}")
+    return WangBasarSetting(oracle, params.weights, np.array(x1, dtype=float), float(params.sigma_var),
+                            float(params.schedule.initial), params.schedule.switch, float(params.schedule.scale), horizon,
+                            agent_oracle)
 
 
 class WangBasarImplementation(Protocol):
@@ -160,8 +183,8 @@ def neighbours(setting: WangBasarSetting, agent: int = 0, horizon: int = 1, sigm
     c = np.zeros(setting.dim)
     c[0] = 0.5
     variance = setting.sigma_var if sigma_var is None else sigma_var
-    return tuple(replace(setting, oracle=GradientShifted(setting.oracle, agent, sign * c), horizon=horizon,
-                         sigma_var=variance) for sign in (1.0, -1.0))
+    return tuple(replace(setting, oracle=GradientShifted(setting.oracle, agent, sign * c), agent_oracle=None,
+                         horizon=horizon, sigma_var=variance) for sign in (1.0, -1.0))
 
 
 def observe(transcript: dict[str, np.ndarray], agent: int = 0, release: int = 1) -> np.ndarray:

@@ -3,7 +3,9 @@ harness's synthetic maximum-avoidance test (spec Sec. 7.3). Gradients are batche
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
+from functools import cached_property
 
 import numpy as np
 
@@ -61,6 +63,31 @@ class Estimation:
         distance = np.linalg.norm(outward, axis=-1, keepdims=True)
         scale = self.ext_c * np.minimum(distance / self.ext_delta_r, 1.0) / np.maximum(distance, 1e-300)
         return gradient + scale * outward
+
+    @cached_property
+    def _agent_terms(self) -> tuple[list, list, list, list]:
+        """-2 M^T Y_i (row i), M^T M, and the box, as Python floats for agent_gradient."""
+        return ((-2.0 * self.measurements @ self.matrix).tolist(), (self.matrix.T @ self.matrix).tolist(),
+                [float(v) for v in self.low], [float(v) for v in self.high])
+
+    def agent_gradient(self, i: int, theta: np.ndarray) -> np.ndarray:
+        """Row i of local_gradients for agent i alone at theta (d,): the same formulas (L566 and the extension), in
+        the same order, on Python floats (a d = 2 vector is cheaper so than as arrays). The per-agent oracle of an
+        implementation that calls one agent at a time (contract.WangBasarSetting.gradient); it equals
+        local_gradients up to rounding (a test compares them)."""
+        offsets, curvature, low, high = self._agent_terms
+        point = np.asarray(theta, dtype=float).tolist()
+        projected = point if self.extension == "none" else [min(max(t, lo), hi) for t, lo, hi in zip(point, low, high)]
+        cubic = 3.0 * self.kappa * math.sqrt(sum(p * p for p in projected))
+        dims = range(len(projected))
+        gradient = [offsets[i][b] + sum(2.0 * projected[a] * curvature[a][b] for a in dims) + cubic * projected[b]
+                    for b in dims]
+        outward = [t - p for t, p in zip(point, projected)]
+        distance = math.sqrt(sum(w * w for w in outward))
+        if distance > 0.0:
+            scale = self.ext_c * min(distance / self.ext_delta_r, 1.0) / distance
+            gradient = [g + scale * w for g, w in zip(gradient, outward)]
+        return np.array(gradient)
 
     def gradient(self, theta: np.ndarray) -> np.ndarray:
         """grad F~ of the aggregate F = (1/m) sum_i f_i (L572) at points theta (..., d)."""

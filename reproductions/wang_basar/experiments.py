@@ -1,5 +1,7 @@
 """Figures 1, 3-5 and Table 1 of Wang & Basar (seeds/003 Sec. 6). One task = one configuration with its
-runs batched as replicas (R, m, d)."""
+runs batched as replicas (R, m, d). Figs. 3-4 and Table 1 declare the parameter `implementation`: our
+batched reference, or (`dpverify verify wang-basar --impl ...`) a user's Algorithm 2 through the contract,
+one run per replica (theory/wang_basar/instances.through_contract); Algorithm 1 stays ours."""
 
 from __future__ import annotations
 
@@ -23,6 +25,7 @@ from dpverify.algorithms.wang_basar.problems import Ica  # noqa: E402
 from dpverify.reproductions.experiments import Experiment, FigureOutput  # noqa: E402
 from dpverify.reproductions.params import ExperimentConfig  # noqa: E402
 from dpverify.theory.execution import Task  # noqa: E402
+from dpverify.theory.implementations import resolve  # noqa: E402
 from dpverify.theory.wang_basar.figures import TABLE_1  # noqa: E402
 from dpverify.theory.wang_basar.instances import (  # noqa: E402
     DESTINATION_RADIUS,
@@ -32,6 +35,7 @@ from dpverify.theory.wang_basar.instances import (  # noqa: E402
     refined_minimum,
     simulate,
     stationary_points,
+    through_contract,
 )
 
 HERE = Path(__file__).parent
@@ -54,7 +58,8 @@ def simulate_estimation(rng, *, values: dict, case: str, start: str, sigma_var: 
     """Runs of Algorithm 2 (Algorithm 1 if sigma_var = 0) on the Sec. 6.1 instance; final rows per run and
     per-agent error curves of run 0."""
     values = {**values, "graph": graph}
-    runs = simulate(rng, values=values, start=start, sigma_var=sigma_var, replicas=replicas, iterations=values["iterations"])
+    runs = simulate(rng, values=values, start=start, sigma_var=sigma_var, replicas=replicas, iterations=values["iterations"],
+                    implementation=resolve(values["implementation"]))
     frame = _final_rows(values, runs, case=case, sigma=sigma_var, graph=graph, init=init)
     return frame
 
@@ -70,7 +75,12 @@ def simulate_curves(rng, *, values: dict, case: str, start: str, sigma_var: floa
     else:
         initial = np.broadcast_to(THETA_SADDLE_PRINTED, (1, values["num_agents"], 2)).copy()
     wanted = list(range(1, values["iterations"] + 1, CURVE_STRIDE))
-    trajectory = run(problem.local_gradients, initial, params, values["iterations"], rng, snapshot_at=wanted)
+    implementation = resolve(values["implementation"])
+    if implementation is None or params.algorithm == 1:   # Algorithm 1, the noise-free baseline, is always ours
+        trajectory = run(problem.local_gradients, initial, params, values["iterations"], rng, snapshot_at=wanted)
+    else:
+        trajectory = through_contract(implementation, problem.local_gradients, initial, params, values["iterations"], rng,
+                                      snapshot_at=wanted, agent_oracle=problem.agent_gradient)
     rows = [{"row": "curve", "case": case, "sigma": sigma_var, "iteration": k, "agent": i,
              "error": float(np.linalg.norm(trajectory.snapshots[k][0, i] - star))}
             for k in wanted for i in range(values["num_agents"])]

@@ -1,9 +1,12 @@
 """Shared set-up of the Wang-Basar checks (seeds/003): the estimation instance built from the
 experiment parameters, its stationary points (found numerically, classified by the Hessian), and
-batched runs from given starts with destinations counted by stationary point."""
+batched runs from given starts with destinations counted by stationary point. The runs are our batched
+reference, or a user's implementation through the contract (`through_contract`; `dpverify verify`
+re-runs the figures' claims on it, theory/implementations.py)."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -11,13 +14,17 @@ import numpy as np
 import pandas as pd
 from scipy import optimize
 
+from dpverify.algorithms.wang_basar import contract
 from dpverify.algorithms.wang_basar.algorithm import (
+    Gradient,
     StepSchedule,
+    Trajectory,
     WangBasarParams,
     graph_weights,
     run,
 )
 from dpverify.algorithms.wang_basar.problems import Estimation
+from dpverify.theory.conformance import independent_transcripts
 
 THETA_STAR_PRINTED = np.array([1.3478, 1.0690])    # L572
 THETA_SADDLE_PRINTED = np.array([-7.4336, 1.3959])  # L572
@@ -91,11 +98,13 @@ def nearest(points: list[StationaryPoint], ends: np.ndarray) -> tuple[np.ndarray
 
 
 def simulate(rng: np.random.Generator, *, values: dict[str, Any], start: str, sigma_var: float, replicas: int,
-             iterations: int, graph: str | None = None, noise_draw: str = "per_agent", lam_override: float | None = None
-             ) -> dict[str, np.ndarray]:
+             iterations: int, graph: str | None = None, noise_draw: str = "per_agent", lam_override: float | None = None,
+             implementation: Callable | None = None) -> dict[str, np.ndarray]:
     """Runs of Algorithm 2 (Algorithm 1 when sigma_var == 0) on the estimation instance.
     start: 'uniform' (x_i ~ U(B) i.i.d., spec P2), 'saddle_printed' (L572's 4 decimals), or
-    'saddle_refined' (the root refined to machine precision, spec P3), 'standard_normal' (P2 variant)."""
+    'saddle_refined' (the root refined to machine precision, spec P3), 'standard_normal' (P2 variant).
+    implementation: None, our batched reference; else a user's Algorithm 2 (contract.py), one run per replica
+    from the same starts (`through_contract`). Algorithm 1, the noise-free baseline, is always ours."""
     problem = estimation(values)
     weights = graph_weights(graph or values["graph"], values["num_agents"])
     sched = schedule(values) if lam_override is None else StepSchedule(lam_override, 10**9, 1.0, 1.0)
@@ -109,8 +118,29 @@ def simulate(rng: np.random.Generator, *, values: dict[str, Any], start: str, si
     else:
         point = THETA_SADDLE_PRINTED if start == "saddle_printed" else refined_saddle(problem)
         initial = np.broadcast_to(point, (replicas, m, 2)).copy()
-    trajectory = run(problem.local_gradients, initial, params, iterations, rng)
+    if implementation is None or params.algorithm == 1:
+        trajectory = run(problem.local_gradients, initial, params, iterations, rng)
+    else:
+        trajectory = through_contract(implementation, problem.local_gradients, initial, params, iterations, rng,
+                                      agent_oracle=problem.agent_gradient)
     return {"mean": trajectory.mean, "consensus": trajectory.consensus, "final": trajectory.final}
+
+
+def through_contract(implementation: Callable, oracle: Gradient, initial: np.ndarray, params: WangBasarParams,
+                     iterations: int, rng: np.random.Generator, snapshot_at=(),
+                     agent_oracle: Callable[[int, np.ndarray], np.ndarray] | None = None) -> Trajectory:
+    """What `run(oracle, initial, params, iterations, rng, snapshot_at=...)` returns, from R = len(initial) runs
+    of a user's implementation of Algorithm 2 (contract.py): replica r starts at initial[r] (N, d) and runs
+    iterations - 1 rounds (x^1..x^K, as `run`), with its own Generator spawned from one seed drawn from `rng`.
+    agent_oracle: `oracle` one agent at a time, for the setting's per-agent gradient (contract.setting_of)."""
+    noise_seed = int(rng.integers(2**63 - 1))
+    rngs = [np.random.default_rng(seed) for seed in np.random.SeedSequence(noise_seed).spawn(initial.shape[0])]
+    iterates = []
+    for start, replica_rng in zip(initial, rngs):   # the user's code runs one replica at a time
+        setting = contract.setting_of(oracle, params, start, iterations - 1, agent_oracle)
+        (transcript,) = independent_transcripts(implementation, setting, [replica_rng], contract.shapes)
+        iterates.append(transcript["iterates"])
+    return Trajectory.of_iterates(np.stack(iterates, axis=1), snapshot_at)
 
 
 def refined_saddle(problem: Estimation) -> np.ndarray:
