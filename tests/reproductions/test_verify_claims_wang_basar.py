@@ -38,19 +38,19 @@ def test_which_claims_are_rerun():
 
 
 @pytest.mark.slow
-def test_the_example_agrees_with_the_reference_on_every_rerun_claim(tmp_path):
-    """802 runs of the per-agent loop over 3000 rounds: about 6 CPU-minutes, 3.5 minutes on 2 cores."""
-    result = verify("wang-basar", f"{EXAMPLE}:run", checks=("accounting",), claims=True, cache=tmp_path / "cache")
+def test_the_example_agrees_with_the_reference_on_figure_3(tmp_path):
+    """Figs. 3-4's runs of the per-agent loop (about 200 runs of 3000 rounds). Table 1's 600 runs (another 4
+    CPU-minutes; the example agrees there too: confirmed / refuted on both sides, measured when this was written)
+    are left to `dpverify verify`; that the contract path computes the reference's numbers from the same draws is
+    asserted below, cheaply."""
+    result = verify("wang-basar", f"{EXAMPLE}:run", checks=("accounting",), claims=("figure-3",),
+                    cache=tmp_path / "cache")
     assert result.conforms and result.exit_status == 0, result.lines()
-    assert [c.claim.id for c in result.claims] == RERUN_CLAIMS
-    for comparison in result.claims:
-        assert comparison.implementation.verdict == comparison.reference.verdict, comparison.line()
-        ours, theirs = (r.results[0].evidence.summary for r in (comparison.reference, comparison.implementation))
-        assert ours != theirs, comparison.line()          # the same verdict from other runs (other draws)
-    verdicts = {c.claim.id: c.reference.verdict for c in result.claims}
-    assert verdicts == {"wang-basar/figure-3": Verdict.CONFIRMED, "wang-basar/table-1-trend": Verdict.CONFIRMED,
-                        "wang-basar/table-1-values": Verdict.REFUTED}
-    assert result.lines()[-1].endswith("conforms to wang-basar: no check found a deviation and 3 re-run claim(s) "
+    (comparison,) = result.claims
+    assert comparison.reference.verdict == comparison.implementation.verdict == Verdict.CONFIRMED, comparison.line()
+    ours, theirs = (r.results[0].evidence.summary for r in (comparison.reference, comparison.implementation))
+    assert ours != theirs, comparison.line()          # the same verdict from other runs (other draws)
+    assert result.lines()[-1].endswith("conforms to wang-basar: no check found a deviation and 1 re-run claim(s) "
                                        "agree with the reference")
 
 

@@ -36,18 +36,21 @@ FIGURE_CLAIMS = [f"zcdp-nfl/{c}" for c in ("figure-1-admm-beats-subgradient", "f
 SUM_NOT_MEAN = ("gradients.sum(axis=0) / samples[k]", "gradients.sum(axis=0)")
 
 
-def test_the_example_agrees_with_the_reference_on_every_rerun_claim():
-    """Same verdict on the reference's runs and on the example's (its own runs, its own draws: other numbers)."""
-    result = verify("zcdp-nfl", f"{EXAMPLE}:run", checks=("accounting",), claims=True)
+def test_the_example_agrees_with_the_reference_on_the_figure_2_claims():
+    """Same verdict on the reference's runs and on the example's (its own runs, its own draws: other numbers).
+    Fig. 2's two claims; Figs. 1 and 3 (another 2 CPU-minutes of the per-client loop; the example agrees there too,
+    measured when this was written) are left to `dpverify verify`."""
+    wanted = [c for c in FIGURE_CLAIMS if "/figure-2-" in c]
+    result = verify("zcdp-nfl", f"{EXAMPLE}:run", checks=("accounting",), claims=tuple(wanted))
     assert result.verdicts == {"accounting": Verdict.CONFIRMED}
-    assert [c.claim.id for c in result.claims] == FIGURE_CLAIMS
+    assert [c.claim.id for c in result.claims] == wanted
     for comparison in result.claims:
         assert comparison.implementation.verdict == comparison.reference.verdict, comparison.line()
         ours, theirs = (r.results[0].evidence.values for r in (comparison.reference, comparison.implementation))
         eps = next(key for key in ours if key.startswith("eps="))
         assert ours[eps]["median_ratio"] != theirs[eps]["median_ratio"], comparison.line()
     assert result.conforms and result.exit_status == 0
-    assert result.lines()[-1].endswith("conforms to zcdp-nfl: no check found a deviation and 5 re-run claim(s) "
+    assert result.lines()[-1].endswith("conforms to zcdp-nfl: no check found a deviation and 2 re-run claim(s) "
                                        "agree with the reference")
 
 
