@@ -20,6 +20,8 @@ by a rule of theory/rules.py:
 
 from __future__ import annotations
 
+import itertools
+
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from functools import partial
@@ -156,11 +158,24 @@ def check_exact(suite: Suite, implementation: Callable, context: CheckContext) -
                  seeds=EXACT_SEEDS, rounds=setting.horizon)
 
 
-def independent_transcripts(function: Callable, setting: Any, rngs, shapes: Callable[[Any], dict[str, tuple[int, ...]]]
-                 ) -> list[dict[str, np.ndarray]]:
-    """One checked transcript per rng (independent runs of one implementation, e.g. a user's inside an
-    experiment's task: `dpverify verify` re-running the paper's claims)."""
-    return [transcript(function, setting, rng, shapes) for rng in rngs]
+def independent_transcripts(function: Callable, settings: Any, rngs, shapes: Callable[[Any], dict[str, tuple[int, ...]]]
+                            ) -> list[dict[str, np.ndarray]]:
+    """One checked transcript per rng: independent runs of one implementation (e.g. a user's, inside an
+    experiment's task, when `dpverify verify` re-runs the paper's claims). `settings` is one setting for every
+    run, or a list of one per run (runs that differ in their start or walk)."""
+    per_run = settings if isinstance(settings, list) else itertools.repeat(settings)
+    return [transcript(function, setting, rng, shapes) for setting, rng in zip(per_run, rngs)]
+
+
+def independent_iterates(function: Callable, settings: Any, rngs, shapes: Callable[[Any], dict[str, tuple[int, ...]]]
+                         ) -> np.ndarray:
+    """The "iterates" of independent_transcripts(...), stacked on axis 1 (rounds first, then runs)."""
+    return np.stack([run["iterates"] for run in independent_transcripts(function, settings, rngs, shapes)], axis=1)
+
+
+def generators(seed: int, count: int) -> list[np.random.Generator]:
+    """`count` independent Generators spawned from one seed: one per run of an implementation."""
+    return [np.random.default_rng(child) for child in np.random.SeedSequence(seed).spawn(count)]
 
 
 def _runs(suite: Suite, function: Callable, setting: Any, replicas: int, root_seed: int, key: str) -> dict[str, np.ndarray]:

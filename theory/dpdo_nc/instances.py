@@ -25,7 +25,7 @@ from dpverify.algorithms.dpdo_nc.algorithm import (
     regret_of_iterates,
     run_dpdo_nc,
 )
-from dpverify.theory.conformance import independent_transcripts
+from dpverify.theory.conformance import generators, independent_iterates
 from dpverify.theory.implementations import resolve
 
 NO_PRIVACY = "no-dp"   # the label of the noise-free curve in the results (Fig. 1's "without DP", L503)
@@ -105,9 +105,8 @@ def _through_contract(implementation, instance: Localization, schedule, params: 
     own Generator from `noise_seed` (the same per curve: common random numbers, if it draws in one order)."""
     x1 = np.zeros((values["num_agents"], values["dim"]))
     setting = contract.setting_of(instance, schedule, params, values["horizon"], x1)
-    rngs = (np.random.default_rng(seed) for seed in np.random.SeedSequence(noise_seed).spawn(values["runs"]))
-    runs = independent_transcripts(implementation, setting, rngs, contract.shapes)
-    return regret_of_iterates(instance, np.stack([run["iterates"] for run in runs], axis=1), marks)
+    iterates = independent_iterates(implementation, setting, generators(noise_seed, values["runs"]), contract.shapes)
+    return regret_of_iterates(instance, iterates, marks)
 
 
 def accumulators(results: pd.DataFrame, curve: str) -> tuple[np.ndarray, np.ndarray, np.ndarray]:

@@ -24,7 +24,7 @@ from dpverify.algorithms.wang_basar.algorithm import (
     run,
 )
 from dpverify.algorithms.wang_basar.problems import Estimation
-from dpverify.theory.conformance import independent_transcripts
+from dpverify.theory.conformance import generators, independent_iterates
 
 THETA_STAR_PRINTED = np.array([1.3478, 1.0690])    # L572
 THETA_SADDLE_PRINTED = np.array([-7.4336, 1.3959])  # L572
@@ -134,13 +134,9 @@ def through_contract(implementation: Callable, oracle: Gradient, initial: np.nda
     iterations - 1 rounds (x^1..x^K, as `run`), with its own Generator spawned from one seed drawn from `rng`.
     agent_oracle: `oracle` one agent at a time, for the setting's per-agent gradient (contract.setting_of)."""
     noise_seed = int(rng.integers(2**63 - 1))
-    rngs = [np.random.default_rng(seed) for seed in np.random.SeedSequence(noise_seed).spawn(initial.shape[0])]
-    iterates = []
-    for start, replica_rng in zip(initial, rngs):   # the user's code runs one replica at a time
-        setting = contract.setting_of(oracle, params, start, iterations - 1, agent_oracle)
-        (transcript,) = independent_transcripts(implementation, setting, [replica_rng], contract.shapes)
-        iterates.append(transcript["iterates"])
-    return Trajectory.of_iterates(np.stack(iterates, axis=1), snapshot_at)
+    settings = [contract.setting_of(oracle, params, start, iterations - 1, agent_oracle) for start in initial]
+    iterates = independent_iterates(implementation, settings, generators(noise_seed, initial.shape[0]), contract.shapes)
+    return Trajectory.of_iterates(iterates, snapshot_at)
 
 
 def refined_saddle(problem: Estimation) -> np.ndarray:

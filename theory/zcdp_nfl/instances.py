@@ -40,7 +40,7 @@ from dpverify.algorithms.zcdp_nfl.baselines.subgradient_nfl import (
     SubgradientNflParams,
     run_subgradient_nfl,
 )
-from dpverify.theory.conformance import independent_transcripts
+from dpverify.theory.conformance import independent_iterates
 from dpverify.theory.ground_truth import GroundTruth, solve_regression
 
 PROBLEMS = ("elastic_net", "lad", "ridge")  # seeds/004 Sec. 5: elastic net (L306), LAD (L313), ridge (L319)
@@ -146,5 +146,4 @@ def run_implementation(implementation: Callable, instance: Instance, settings: S
     params = _nfl_params(settings, _noise_of("zcdp-nfl", settings, epsilon))
     setting = contract.setting_of(instance.problem, instance.data, instance.network, params, settings.horizon,
                                   settings.delta)
-    runs = independent_transcripts(implementation, setting, rng.spawn(replicas), contract.shapes)
-    return np.stack([run["iterates"] for run in runs], axis=1)
+    return independent_iterates(implementation, setting, rng.spawn(replicas), contract.shapes)
