@@ -65,7 +65,7 @@ class Verification:
 
     @property
     def divergences(self) -> list[ClaimComparison]:
-        """Claims the reference's runs confirm and the implementation's refute."""
+        """Claims the implementation's runs refute and the reference's do not (verify_claims.ClaimComparison)."""
         return [c for c in self.claims if c.diverges]
 
     @property

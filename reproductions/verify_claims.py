@@ -4,8 +4,9 @@ An experiment whose tasks run the algorithm through the paper's contract declare
 `implementation` (theory/implementations.py). For each claim, the checks that read such an experiment
 are run twice: on the experiment as the reference ran it, and on the same experiment with the user's
 implementation in its place (same parameters, same root seed, the user's code and source digest in the
-cache key). The two verdicts are shown side by side. A claim *diverges* when the reference's runs
-confirm it and the implementation's refute it; verify counts that as a failure.
+cache key). The two verdicts are shown side by side. A claim *diverges* when the implementation's runs
+refute it and the reference's do not (they confirm it, or cannot decide it, e.g. on a degenerate instance
+where only a refutation is evidence); verify counts that as a failure.
 """
 
 from __future__ import annotations
@@ -42,7 +43,9 @@ class ClaimComparison:
 
     @property
     def diverges(self) -> bool:
-        return self.reference.verdict == Verdict.CONFIRMED and self.implementation.verdict == Verdict.REFUTED
+        # the refutation is the implementation's: the reference's runs, same parameters and seed, show none
+        return (self.implementation.verdict == Verdict.REFUTED
+                and self.reference.verdict in (Verdict.CONFIRMED, Verdict.INCONCLUSIVE))
 
     def line(self) -> str:
         mark = "  <- diverges" if self.diverges else ""

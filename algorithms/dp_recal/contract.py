@@ -135,6 +135,21 @@ class DpRecalSetting:
         return ActiveGradients(self.problem, self.data, self.clip)
 
 
+def relay_walk(network: Network, rng: np.random.Generator, *, horizon: int, plf: int | None = None) -> np.ndarray:
+    """The holders i_1..i_{K+1} of one walk (a setting's `walk`): i_1 uniform over V (spec §6), i_{k+1} from row
+    i_k of P = I - D^{-1} L (Assumption 2, Alg. 1 line 5). K = horizon, or (if `plf`) the first K at which some
+    agent has held the baton plf times (the stopping rule of spec §6, as run_recal's plf_target), at most horizon."""
+    transition = uniform_transition_matrix(network)
+    walk = [int(rng.integers(network.num_agents))]
+    counts = np.zeros(network.num_agents, dtype=int)
+    for _ in range(horizon):
+        counts[walk[-1]] += 1
+        walk.append(int(rng.choice(network.num_agents, p=transition[walk[-1]])))
+        if plf is not None and counts[walk[-2]] == plf:
+            break
+    return np.array(walk)
+
+
 class DpRecalImplementation(Protocol):
     def __call__(self, setting: DpRecalSetting, rng: Any) -> Any: ...
 

@@ -33,6 +33,7 @@ from dpverify.algorithms.dp_recal.algorithm import (  # noqa: E402
     run_recal,
     sigma1_for_budget,
 )
+from dpverify.algorithms.dp_recal import contract  # noqa: E402
 from dpverify.algorithms.dp_recal.baselines.dp_common import gradient_change  # noqa: E402
 from dpverify.algorithms.dp_recal.composite import CompositeProblem, accuracy  # noqa: E402
 from dpverify.reproductions.datasets import (  # noqa: E402
@@ -44,7 +45,9 @@ from dpverify.reproductions.datasets import (  # noqa: E402
 from dpverify.reproductions.experiments import Experiment, FigureOutput  # noqa: E402
 from dpverify.reproductions.params import ExperimentConfig  # noqa: E402
 from dpverify.theory.dp_recal.composite_ground_truth import solve_composite  # noqa: E402
+from dpverify.theory.conformance import independent_transcripts  # noqa: E402
 from dpverify.theory.execution import Task  # noqa: E402
+from dpverify.theory.implementations import REFERENCE, resolve  # noqa: E402
 
 HERE = Path(__file__).parent
 NUM_AGENTS = 8           # v1:L552
@@ -111,16 +114,51 @@ def relay_run(problem: CompositeProblem, data: LocalData, network: Network, *, e
     params = RecalParams(alpha, beta, RelayNoise(sigma1, decay), clip=clip, sensitivity_bound=sensitivity)
     run = run_recal(problem, data, network, params, replicas=replicas, rng=rng, plf_target=plf,
                     horizon=RUN_CAP_FACTOR * data.num_agents * plf, x1=x1, keep_transcript=False, keep_x=keep_x)
-    settings = {"alpha": "1/(L_i+1)", "beta": beta, "sigma1": sigma1, "R": decay, "c": clip, "u_mode": params.u_mode,
-                "sensitivity": sensitivity, "sensitivity_reading": sensitivity_reading}
-    return run, settings
+    return run, _settings(params, sensitivity_reading)
+
+
+def relay_through_contract(implementation, problem: CompositeProblem, data: LocalData, network: Network, *,
+                           epsilon: float | None, delta: float, plf: int, decay: float, clip: float, replicas: int,
+                           rng: np.random.Generator, x1: np.ndarray, points: np.ndarray
+                           ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, dict]:
+    """What the curves take from relay_run (the kept iterations, x^k there (points, R, q), K and the PLF per
+    replica, the settings), from `replicas` runs of a user's implementation of Algorithm 1 (contract.py) with
+    relay_run's defaults. Each run follows its own walk, drawn from the relay's law until PLF = plf (the same
+    stopping rule and cap), and draws its noise from its own Generator. A run stopped at K keeps x^{K+1}, as
+    relay_run freezes it."""
+    alpha = 1.0 / (problem.lipschitz_constants(data) + 1.0)              # spec §6 default alpha_i = 1/(L_i+1)
+    walk_rng, noise_rng = rng.spawn(2)
+    walks = [contract.relay_walk(network, walk_rng, horizon=RUN_CAP_FACTOR * data.num_agents * plf, plf=plf)
+             for _ in range(replicas)]
+    settings = [contract.DpRecalSetting(problem, data, network, walk, x1, np.tile(x1, (data.num_agents, 1)), alpha,
+                                        epsilon, delta, plf, decay, clip, len(walk) - 1) for walk in walks]
+    runs = independent_transcripts(implementation, settings, noise_rng.spawn(replicas), contract.shapes)
+    iterations = np.array([setting.horizon for setting in settings])
+    last = int(iterations.max()) + 1
+    kept = points[points <= last]
+    if kept[-1] != last:
+        kept = np.append(kept, last)
+    history = np.stack([run["iterates"][np.minimum(kept, len(run["iterates"])) - 1, 1] for run in runs], axis=1)
+    reached = np.array([np.bincount(setting.walk[:-1], minlength=data.num_agents).max() for setting in settings])
+    return kept, history, iterations, reached, _settings(settings[0].reference_params, "assumption3")
+
+
+def _settings(params: RecalParams, sensitivity_reading: str) -> dict:
+    """The settings a curve records (str() of this dict goes into its rows)."""
+    return {"alpha": "1/(L_i+1)", "beta": params.beta, "sigma1": params.noise.sigma1, "R": params.noise.decay,
+            "c": params.clip, "u_mode": params.u_mode, "sensitivity": params.sensitivity_bound,
+            "sensitivity_reading": sensitivity_reading}
 
 
 def simulate_dataset(rng: np.random.Generator, *, dataset: str, loss: str, lasso: float, ridge: float,
                      algorithms: list[str], epsilons: list[float], plf: int, delta: float, decay: float, clip: float,
-                     replicas: int, graph: str = "ring", samples_per_agent: int | None = None) -> pd.DataFrame:
+                     replicas: int, graph: str = "ring", samples_per_agent: int | None = None,
+                     implementation=REFERENCE) -> pd.DataFrame:
     """samples_per_agent: keep the first that many rows of each agent's share of the shuffled split (a
-    uniform subsample, for quick profiles); None keeps them all."""
+    uniform subsample, for quick profiles); None keeps them all. implementation: REFERENCE (our batched
+    run_recal), or a user's implementation of Algorithm 1 for the RECAL and DP-RECAL curves (`dpverify
+    verify`; the baselines are always ours)."""
+    user = resolve(implementation)
     try:
         data = _local_data(dataset, samples_per_agent, os.environ.get(DATA_ENV, ""))
     except DatasetNotAvailableError as missing:
@@ -135,15 +173,19 @@ def simulate_dataset(rng: np.random.Generator, *, dataset: str, loss: str, lasso
             started, cpu_started = time.perf_counter(), time.process_time()
             if algorithm in ("recal", "dp-recal"):
                 points = _grid(RUN_CAP_FACTOR * NUM_AGENTS * plf + 1)
-                run, settings = relay_run(problem, data, network, epsilon=epsilon, delta=delta, plf=plf, decay=decay,
-                                          clip=clip, replicas=replicas, rng=run_rng, x1=x1, keep_x=points)
-                last = int(run.iterations.max()) + 1          # x^{K+1}: every replica has stopped (frozen) by then
-                kept = points[: run.x_history.shape[0]]
-                history = run.x_history
-                if kept[-1] != last:
-                    kept, history = np.append(kept, last), np.concatenate([history, run.x_final[None]])
-                frames.append(_rows(algorithm, epsilon, plf, dataset, loss, kept, run.iterations,
-                                    history, truth, data, x1, run.messages, run.plf,
+                relay = dict(epsilon=epsilon, delta=delta, plf=plf, decay=decay, clip=clip, replicas=replicas, rng=run_rng, x1=x1)
+                if user is None:
+                    run, settings = relay_run(problem, data, network, **relay, keep_x=points)
+                    last = int(run.iterations.max()) + 1          # x^{K+1}: every replica has stopped (frozen) by then
+                    kept = points[: run.x_history.shape[0]]
+                    history, iterations, reached = run.x_history, run.iterations, run.plf
+                    if kept[-1] != last:
+                        kept, history = np.append(kept, last), np.concatenate([history, run.x_final[None]])
+                else:
+                    kept, history, iterations, reached, settings = relay_through_contract(
+                        user, problem, data, network, **relay, points=points)
+                frames.append(_rows(algorithm, epsilon, plf, dataset, loss, kept, iterations,
+                                    history, truth, data, x1, iterations, reached,
                                     time.perf_counter() - started, settings, time.process_time() - cpu_started, graph))
             else:
                 from dpverify.algorithms.dp_recal.baselines.comparison import COMPARED
@@ -159,7 +201,7 @@ def simulate_dataset(rng: np.random.Generator, *, dataset: str, loss: str, lasso
 def shared_parameters(values: dict) -> dict:
     """The parameters every task of a curves experiment takes; samples_per_agent "all" (the paper) -> None."""
     shared = {name: values[name] for name in ("loss", "lasso", "ridge", "algorithms", "epsilons", "plf", "delta",
-                                              "decay", "clip", "replicas")}
+                                              "decay", "clip", "replicas", "implementation") if name in values}
     samples = values["samples_per_agent"]
     shared["samples_per_agent"] = None if samples == ALL_SAMPLES else int(samples)
     return shared

@@ -30,7 +30,7 @@ import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 from threadpoolctl import threadpool_limits  # noqa: E402
 
-from dpverify.algorithms.core.errors import InvalidParameterError  # noqa: E402
+from dpverify.algorithms.core.errors import InvalidParameterError, NotInContract  # noqa: E402
 from dpverify.algorithms.core.network import Network  # noqa: E402
 from dpverify.algorithms.core.problems import LocalData  # noqa: E402
 from dpverify.algorithms.dp_recal.baselines.comparison import COMPARED, DISPLAY_NAMES  # noqa: E402
@@ -45,12 +45,14 @@ from dpverify.reproductions.dp_recal.curves import (  # noqa: E402
     NUM_AGENTS,
     SPLIT_SEED,
     relay_run,
+    relay_through_contract,
 )
 from dpverify.reproductions.experiments import Experiment, FigureOutput  # noqa: E402
 from dpverify.reproductions.params import ExperimentConfig  # noqa: E402
 from dpverify.theory.dp_recal.composite_ground_truth import solve_composite  # noqa: E402
 from dpverify.theory.dp_recal.tables import ROWS, TABLES, comparison_table  # noqa: E402
 from dpverify.theory.execution import Task  # noqa: E402
+from dpverify.theory.implementations import REFERENCE, resolve  # noqa: E402
 
 HERE = Path(__file__).parent
 CLIP_AT_X_STAR = "no-bind-at-x*"  # the `clip` rule: the largest per-sample gradient norm at x*, rounded up
@@ -74,10 +76,20 @@ def clip_level(rule, problem: CompositeProblem, data: LocalData, x_star: np.ndar
 
 
 def _row_run(row: dict, problem, data, network, *, x1, epsilon, delta, decay, clip, replicas, stepsize_decay,
-             sensitivity_reading, rng) -> tuple[np.ndarray, dict]:
-    """Run one row; returns the final iterate (R, q) and its counts and settings."""
+             sensitivity_reading, rng, user=None) -> tuple[np.ndarray, dict]:
+    """Run one row; returns the final iterate (R, q) and its counts and settings. user: a user's implementation
+    of Algorithm 1 for the DP-RECAL row (`dpverify verify`), None for our batched run_recal."""
     common = dict(epsilon=epsilon, delta=delta, plf=row["plf"], decay=decay, clip=clip, replicas=replicas, rng=rng,
                   x1=x1, sensitivity_reading=sensitivity_reading)
+    if row["algorithm"] == "dp-recal" and user is not None:
+        if sensitivity_reading != "assumption3":
+            raise NotInContract(f"the contract calibrates with Lemma 5's Delta = 4 alpha beta c (sensitivity_reading "
+                                f"'assumption3'); got {sensitivity_reading!r}")
+        del common["sensitivity_reading"]
+        _kept, history, iterations, reached, settings = relay_through_contract(user, problem, data, network, **common,
+                                                                              points=np.array([1]))
+        return history[-1], {"messages": 2 * iterations, "hops": iterations, "plf": reached, "iterations": iterations,
+                             "sigma1": settings["sigma1"], "settings": settings}
     if row["algorithm"] == "dp-recal":
         run, settings = relay_run(problem, data, network, **common)
         return run.x_final, {"messages": run.vectors_sent, "hops": run.messages, "plf": run.plf,
@@ -92,7 +104,10 @@ def _row_run(row: dict, problem, data, network, *, x1, epsilon, delta, decay, cl
 
 def simulate_group(rng: np.random.Generator, *, dataset: str, group: str, loss: str, ridge: float, lasso: float,
                    rows: list[dict], epsilon: float, delta: float, decay: float, clip, stepsize_decay: float,
-                   sensitivity_reading: str, replicas: int) -> pd.DataFrame:
+                   sensitivity_reading: str, replicas: int, implementation=REFERENCE) -> pd.DataFrame:
+    """One r group of Table IV/V on one dataset. implementation: REFERENCE, or a user's implementation of
+    Algorithm 1 for the DP-RECAL rows (`dpverify verify`; the other rows are always ours)."""
+    user = resolve(implementation)
     try:
         raw = load_dataset(dataset)
     except DatasetNotAvailableError as missing:
@@ -100,11 +115,11 @@ def simulate_group(rng: np.random.Generator, *, dataset: str, group: str, loss: 
     with threadpool_limits(limits=BLAS_THREADS):
         return _simulate_group(rng, raw, dataset=dataset, group=group, loss=loss, ridge=ridge, lasso=lasso, rows=rows,
                                epsilon=epsilon, delta=delta, decay=decay, clip=clip, stepsize_decay=stepsize_decay,
-                               sensitivity_reading=sensitivity_reading, replicas=replicas)
+                               sensitivity_reading=sensitivity_reading, replicas=replicas, user=user)
 
 
 def _simulate_group(rng, raw, *, dataset, group, loss, ridge, lasso, rows, epsilon, delta, decay, clip, stepsize_decay,
-                    sensitivity_reading, replicas) -> pd.DataFrame:
+                    sensitivity_reading, replicas, user) -> pd.DataFrame:
     data = split_over_agents(raw, NUM_AGENTS, rng=SPLIT_SEED, shuffle=True)
     problem = CompositeProblem(loss, ridge=ridge, lasso=lasso)
     truth = solve_composite(problem, data, use_cvxpy=False)
@@ -117,7 +132,7 @@ def _simulate_group(rng, raw, *, dataset, group, loss, ridge, lasso, rows, epsil
         started = time.process_time()
         x_final, run = _row_run(row, problem, data, network, x1=x1, epsilon=epsilon, delta=delta, decay=decay, clip=c,
                                 replicas=replicas, stepsize_decay=stepsize_decay,
-                                sensitivity_reading=sensitivity_reading, rng=row_rng)
+                                sensitivity_reading=sensitivity_reading, rng=row_rng, user=user)
         seconds = time.process_time() - started
         frames.append(pd.DataFrame({
             "dataset": dataset, "loss": loss, "r": group, "row": row["id"], "algorithm": row["algorithm"],
@@ -149,7 +164,7 @@ def table_rows(values: dict) -> dict[str, list[dict]]:
 def build_tasks(config: ExperimentConfig) -> list[Task]:
     values = config.values()
     shared = {name: values[name] for name in ("loss", "ridge", "epsilon", "delta", "decay", "clip", "stepsize_decay",
-                                              "sensitivity_reading", "replicas")}
+                                              "sensitivity_reading", "replicas", "implementation") if name in values}
     lasso = {"l1": values["lasso"], "0": 0.0}
     return [Task(f"dp-recal/{config.id}/{dataset}/r={group}", simulate_group,
                  {"dataset": dataset, "group": group, "lasso": lasso[group], "rows": rows, **shared})

@@ -25,7 +25,7 @@ from dpverify.algorithms.core.privacy import zcdp_to_dp
 from dpverify.algorithms.core.problems import LocalData
 from dpverify.algorithms.core.synthetic import noisy_linear_observations
 from dpverify.algorithms.dp_recal import contract
-from dpverify.algorithms.dp_recal.algorithm import stepsize_bounds, uniform_transition_matrix
+from dpverify.algorithms.dp_recal.algorithm import stepsize_bounds
 from dpverify.algorithms.dp_recal.composite import CompositeProblem
 from dpverify.theory.audit import PrivacyClaim
 from dpverify.theory.conformance import Suite
@@ -54,21 +54,13 @@ def instance(values) -> tuple[CompositeProblem, LocalData, np.ndarray, np.ndarra
     return problem, data, X1_SCALE * rng.standard_normal(DIM), alpha
 
 
-def relay_walk(network: Network, horizon: int, rng: np.random.Generator) -> np.ndarray:
-    """i_1 uniform over V (spec §6), i_{k+1} from row i_k of P = I - D^{-1} L (Assumption 2): K + 1 holders."""
-    transition = uniform_transition_matrix(network)
-    walk = [int(rng.integers(network.num_agents))]
-    for _ in range(horizon):
-        walk.append(int(rng.choice(network.num_agents, p=transition[walk[-1]])))
-    return np.array(walk)
-
-
 def setting(context: CheckContext) -> contract.DpRecalSetting:
     values = context.parameters[FIGURE]
     problem, data, x1, alpha = instance(values)
     network = Network.from_networkx(nx.cycle_graph(NUM_AGENTS))            # the paper's ring (v1:L560)
     horizon = VERIFY_HORIZON
-    walk = relay_walk(network, horizon, np.random.default_rng(task_seed_sequence(context.root_seed, "verify/dp-recal/walk")))
+    walk = contract.relay_walk(network, np.random.default_rng(task_seed_sequence(context.root_seed, "verify/dp-recal/walk")),
+                               horizon=horizon)
     plf = int(np.bincount(walk[:-1], minlength=NUM_AGENTS).max())          # Theta_K of this walk
     return contract.DpRecalSetting(problem, data, network, walk, x1, np.tile(x1, (NUM_AGENTS, 1)), alpha,
                                    float(values["epsilons"][0]), float(values["delta"]), plf, float(values["decay"]),
