@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import functools
 import hashlib
+import importlib.util
 import json
 import logging
 import os
@@ -216,6 +217,12 @@ class Runner:
             raise RunnerError(f"unknown backend {self.backend!r}; expected 'local' or 'dask'")
         if self.jobs < 1:
             raise RunnerError(f"--jobs must be >= 1; got {self.jobs}")
+        if self.backend == "dask" and not self.scheduler:   # checked here, before the cache or any task
+            raise RunnerError("--backend dask needs --scheduler ADDRESS (e.g. tcp://127.0.0.1:8786)")
+        if self.backend == "dask" and importlib.util.find_spec("distributed") is None:
+            raise RunnerError("the Dask back end needs the 'dask' extra: pip install 'dpverify[dask]'")
+        if self.backend != "dask" and self.scheduler:
+            raise RunnerError(f"--scheduler is only used with --backend dask; got --backend {self.backend}")
         if self.cache_directory is not None:
             writable_directory(Path(self.cache_directory), "--cache")
 
@@ -261,12 +268,7 @@ class Runner:
                 bar.update()
 
     def _run_dask(self, indexed_tasks, root_seed):
-        if not self.scheduler:
-            raise RunnerError("--backend dask needs --scheduler ADDRESS (e.g. tcp://127.0.0.1:8786)")
-        try:
-            from distributed import Client, as_completed
-        except ImportError as error:
-            raise RunnerError("the Dask back end needs the 'dask' extra: pip install 'dpverify[dask]'") from error
+        from distributed import Client, as_completed
         indices, tasks = zip(*indexed_tasks)
         try:
             client = Client(self.scheduler, timeout=SCHEDULER_TIMEOUT)
