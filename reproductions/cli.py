@@ -205,12 +205,12 @@ def check(paper: PaperArg = None,
 
     if claim and not paper:
         raise DpverifyError("--claim needs a PAPER argument (see `dpverify list`)")
-    # every input before any work, so none is lost to a bad one: paper, claim, TOML files, paths, baseline
+    # every input before any work, so none is lost to a bad one: paper, claim, paths, baseline, TOML files
     papers = _papers(paper)
     if claim:
         papers[0].claim(claim)
-    parameters = {entry.id: _parameters(entry, profile) for entry in papers}
     baseline_summary = run_paths(cache=cache, out=out, baseline=baseline, junit=junit)
+    parameters = {entry.id: _parameters(entry, profile) for entry in papers}
     runner = Runner(cache_directory=cache, jobs=jobs)
     results = []
     for entry in papers:
@@ -249,12 +249,12 @@ def reproduce(paper: PaperArg = None,
 
     if figure and not paper:
         raise DpverifyError("--figure needs a PAPER argument (see `dpverify list`)")
-    # every input before any work, so none is lost to a bad one: paper, figure, TOML files, paths, baseline
+    # every input before any work, so none is lost to a bad one: paper, figure, paths, baseline, TOML files
     papers = _papers(paper)
     experiments = {entry.id: [find_experiment(entry.id, figure)] if figure else experiments_of(entry.id)
                    for entry in papers}
-    parameters = {entry.id: _parameters(entry, profile) for entry in papers}
     baseline_summary = run_paths(cache=cache, out=out, baseline=baseline, junit=junit)
+    parameters = {entry.id: _parameters(entry, profile) for entry in papers}
     runner = Runner(cache_directory=cache, jobs=jobs, backend=str(backend), scheduler=scheduler)
     writable_directory(out, "--out")
     all_results, records = [], {}

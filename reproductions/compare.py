@@ -140,7 +140,7 @@ class Gate:
 
 def gate(baseline: dict[str, Any], current: dict[str, Any], *, tolerance: float = NUMBER_TOLERANCE) -> Gate:
     """`current` (a summary record, {"papers": ...}) against `baseline` (a summary.json as load_summary read it,
-    before the run), on the papers both hold. A paper record marked `partial` (a run of some of its claims or figures) is compared on what
-    the run checked."""
+    before the run), on the papers both hold. A paper record marked `partial` (a run of some of its claims or
+    figures) is compared on what the run checked."""
     partial = frozenset(paper for paper, record in current["papers"].items() if record.get("partial"))
     return Gate(tuple(compare_summaries(baseline, current, tolerance=tolerance)), partial)
