@@ -34,6 +34,7 @@ from tqdm.auto import tqdm
 
 from dpverify.algorithms.core.errors import DpverifyError
 from dpverify.reproductions.datasets import fingerprint
+from dpverify.reproductions.inputs import directory_to_write
 from dpverify.reproductions.threads import limit_blas_threads
 from dpverify.theory.execution import Task, run_task, task_seed_sequence, value_digest
 
@@ -141,10 +142,10 @@ def read_provenance(path: Path) -> dict[str, str]:
 
 
 def writable_directory(path: Path, what: str) -> Path:
-    """`path` as a directory this process can write to, created if missing; a one-line RunnerError before any
-    work is done if it cannot be (a file, a read-only place)."""
-    if path.exists() and not path.is_dir():
-        raise RunnerError(f"{what} {path} is a file, not a directory")
+    """`path` as a directory this process can write to, created if missing; a one-line error before any
+    work is done if it cannot be (a file, a read-only place; inputs.directory_to_write), and a RunnerError if
+    writing fails all the same (a full disk, a file system that lies about its permissions)."""
+    directory_to_write(path, what)
     try:
         path.mkdir(parents=True, exist_ok=True)
         with tempfile.NamedTemporaryFile(dir=path, prefix=".write-test-"):
