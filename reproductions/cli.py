@@ -339,7 +339,11 @@ def audit_mechanism(
     claimed = PrivacyClaim(epsilon=epsilon, delta=delta)
     sample = load_implementation(mechanism)
     pair = load_object(neighbours)
-    pair = pair() if callable(pair) else pair
+    if callable(pair):
+        try:
+            pair = pair()
+        except Exception as error:   # the user's function: say which failed and how, not a traceback of ours
+            raise DpverifyError(f"--neighbours {neighbours}() raised {type(error).__name__}: {error}") from error
     result = run_audit(sample, pair, claimed, samples=samples, confidence=confidence, rng=seed)
     typer.echo(result.summary())
     if result.refuted:

@@ -136,6 +136,7 @@ CASES = [
     case("verify-claim-not-rerun", f"{IMPL} --checks exact --claim lemma-2", "not a claim verify re-runs"),
     case("verify-cache-is-a-file", f"{IMPL} --cache {{t}}/a-file", "--cache {t}/a-file is a file"),
     case("verify-jobs-0", f"{IMPL} --jobs 0", "Invalid value for '--jobs'"),
+    case("verify-profile", f"{IMPL} --profile huge", "Invalid value for '--profile'"),
     # ---- audit
     case("audit-unknown-paper", "audit no-such-paper", "unknown paper 'no-such-paper'"),
     case("audit-unknown-claim", "audit zcdp-nfl --claim lemma-99", "unknown claim 'lemma-99'"),
@@ -143,6 +144,7 @@ CASES = [
     case("audit-confidence-above-1", "audit zcdp-nfl --confidence 1.5", "--confidence must lie in (0, 1); got 1.5"),
     case("audit-confidence-0", "audit zcdp-nfl --confidence 0", "--confidence must lie in (0, 1); got 0.0"),
     case("audit-profile", "audit zcdp-nfl --profile huge", "Invalid value for '--profile'"),
+    case("audit-seed-negative", "audit zcdp-nfl --seed -2", "Invalid value for '--seed'"),
     # ---- audit-mechanism
     case("mechanism-samples-below-the-minimum", f"{MECHANISM} --samples {minimum_samples() - 1}", AT_LEAST),
     case("mechanism-without-epsilon", f"audit-mechanism {{t}}/mechanism.py:sample {PAIR}",
@@ -150,6 +152,10 @@ CASES = [
     case("mechanism-epsilon-negative", f"{MECHANISM.replace('--epsilon 1', '--epsilon -1')}", "epsilon must be"),
     case("mechanism-epsilon-nan", f"{MECHANISM.replace('--epsilon 1', '--epsilon nan')}", "epsilon must be a finite"),
     case("mechanism-delta-above-1", f"{MECHANISM} --delta 1.5", "delta must lie in [0, 1)"),
+    case("mechanism-delta-negative", f"{MECHANISM} --delta -0.1", "delta must be >= 0; got -0.1"),
+    case("mechanism-seed-negative", f"{MECHANISM} --seed -1", "Invalid value for '--seed'"),
+    case("mechanism-neighbours-function-fails", "audit-mechanism {t}/mechanism.py:sample --epsilon 1 "
+         "--neighbours {t}/mechanism.py:no_pair", "--neighbours {t}/mechanism.py:no_pair() raised KeyError: 'd0'"),
     case("mechanism-confidence", f"{MECHANISM} --confidence 2", "--confidence must lie in (0, 1); got 2.0"),
     case("mechanism-missing-file", f"audit-mechanism {{t}}/nothing.py:sample --epsilon 1 {PAIR}",
          "no file {t}/nothing.py"),
@@ -240,7 +246,8 @@ def scratch(tmp_path_factory):
     (t / "impl.py").write_text("NOT_CALLABLE = 3\n\n\ndef run(setting, rng):\n    return None\n")
     (t / "broken.py").write_text("1 / 0\n")
     (t / "mechanism.py").write_text("PAIR = (0.0, 1.0)\nNOT_A_PAIR = 5\n\n\ndef sample(dataset, n, rng):\n"
-                                    "    raise AssertionError('the mechanism ran before the inputs were checked')\n")
+                                    "    raise AssertionError('the mechanism ran before the inputs were checked')\n\n\n"
+                                    "def no_pair():\n    return {}['d0']\n")
     _toy_paper(t / "toy")
     (t / "read-only").mkdir()
     read_only = [t / "read-only", t / "read-only-report"]
