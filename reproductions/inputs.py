@@ -59,24 +59,16 @@ def open_unit_interval(value: float, what: str) -> float:
     return value
 
 
-def report_to_merge(out: Path) -> dict[str, Any] | None:
-    """OUT/summary.json, if there is one: a run merges its records into it, so a damaged one stops the run
-    before its work, not when it writes the report."""
-    from dpverify.reproductions.compare import load_summary
-
-    path = out / "summary.json"
-    return load_summary(path) if path.exists() else None
-
-
 def run_paths(*, cache: Path, out: Path | None, baseline: Path | None, junit: Path | None) -> dict[str, Any] | None:
-    """The paths of a run (check, reproduce), all checked before its first task; returns the --baseline summary
-    (read once, here: a damaged baseline must not cost a run)."""
+    """The paths and JSON inputs of a run (check, reproduce), all checked before its first task; returns the
+    --baseline summary (read once, here: a damaged baseline must not cost a run)."""
     from dpverify.reproductions.compare import load_summary
 
     loaded = load_summary(baseline) if baseline is not None else None
     if out is not None:
         directory_to_write(out, "--out")
-        report_to_merge(out)
+        if (out / "summary.json").exists():   # the run merges its records into it: a damaged one stops it now
+            load_summary(out / "summary.json")
     if junit is not None:
         file_to_write(junit, "--junit")
     directory_to_write(cache, "--cache")

@@ -99,7 +99,11 @@ def load_experiment(path: Path, profile: str) -> ExperimentConfig:
                 f"experiment file {where}: parameter {name!r} must say source = 'paper' with a seed line, or "
                 "'default' with why")
         parameters[name] = Parameter(name, entry["value"], source, note)
-    overrides = document.get("profiles", {}).get(profile, {})
+    overrides = document.get("profiles", {})
+    overrides = overrides.get(profile, {}) if isinstance(overrides, dict) else None
+    if not isinstance(overrides, dict):
+        raise InvalidParameterError(f"experiment file {_where(path, text, 'profiles')}: expected a table "
+                                    f"[profiles.{profile}] of overrides")
     for name, value in overrides.items():
         if name not in parameters:
             raise InvalidParameterError(f"experiment file {_where(path, text, f'[profiles.{profile}]')}: profile "

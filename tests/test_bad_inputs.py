@@ -397,6 +397,8 @@ TOML_HEAD = "[experiment]\nid = 'figure-1'\ntitle = 't'\nseed_line = 'L1'\npaper
     (TOML_HEAD + "\n[parameters.a]\nvalue = 1\nsource = 'paper'\n",
      "{path}, line 7: parameter 'a' must say source = 'paper' with a seed line"),
     (TOML_HEAD + "[parameters]\n[profiles.quick]\nb = 2\n", "{path}, line 7: profile 'quick' overrides undeclared"),
+    ("profiles = 3\n" + TOML_HEAD + "[parameters]\n", "{path}, line 1: expected a table [profiles.quick] of overrides"),
+    (TOML_HEAD + "[parameters]\n[profiles]\nquick = 3\n", "{path}: expected a table [profiles.quick] of overrides"),
     ("a = 1\nb = = 2\n", "{path}: malformed TOML (Invalid value (at line 2, column 5))"),
     (b"\xff\xfe", "{path}: cannot read it"),
 ])
