@@ -21,8 +21,9 @@ from tqdm.auto import tqdm
 
 from dpverify.algorithms.core.errors import DpverifyError
 from dpverify.reproductions.datasets import availability
+from dpverify.reproductions.inputs import directory_to_write, one_line, open_unit_interval, run_paths
 from dpverify.reproductions.threads import limit_blas_threads
-from dpverify.theory.audit.auditor import MIN_SAMPLES_PER_PART
+from dpverify.theory.audit.auditor import minimum_samples
 from dpverify.theory.claims import CheckCrashed, CheckResult, ClaimResult, Evidence, Paper, Verdict, evaluate
 from dpverify.theory.execution import DEFAULT_ROOT_SEED, CheckContext
 from dpverify.theory.papers import get_paper, paper_ids, room_module
@@ -124,7 +125,7 @@ def _print_verdicts(results: list[ClaimResult]) -> None:
 
 
 def _finish(results: list[ClaimResult], strict: bool, summary: dict | None = None, baseline: Path | None = None,
-            junit: Path | None = None) -> None:
+            junit: Path | None = None, baseline_summary: dict | None = None) -> None:
     """Counts; then the gate: against --baseline, exit 3 on a regression (with --strict on any change); without
     one, exit 3 with --strict when a claim is refuted. --junit writes the cases either way."""
     from dpverify.reproductions.compare import gate
@@ -133,7 +134,7 @@ def _finish(results: list[ClaimResult], strict: bool, summary: dict | None = Non
     refuted = [r.claim.id for r in results if r.verdict == Verdict.REFUTED]
     counts = {v: sum(r.verdict == v for r in results) for v in Verdict}
     typer.echo(", ".join(f"{v}: {n}" for v, n in counts.items()))
-    judged = gate(baseline, summary) if baseline is not None else None
+    judged = gate(baseline_summary, summary) if baseline_summary is not None else None
     if junit is not None:
         typer.echo(f"junit: {write_junit(junit, summary, judged, strict=strict)}")
     if judged is not None:
@@ -200,24 +201,27 @@ def check(paper: PaperArg = None,
           ) -> None:
     """Run the theory checks of a paper (symbolic, ground truth, statistical), without the figures.
     Claims about figures are reported not-run here: `dpverify reproduce` checks them."""
-    from dpverify.reproductions.runner import Runner, environment_provenance, writable_directory
+    from dpverify.reproductions.runner import Runner, environment_provenance
 
     if claim and not paper:
         raise DpverifyError("--claim needs a PAPER argument (see `dpverify list`)")
+    # every input before any work, so none is lost to a bad one: paper, claim, paths, baseline, TOML files
+    papers = _papers(paper)
+    if claim:
+        papers[0].claim(claim)
+    baseline_summary = run_paths(cache=cache, out=out, baseline=baseline, junit=junit)
+    parameters = {entry.id: _parameters(entry, profile) for entry in papers}
     runner = Runner(cache_directory=cache, jobs=jobs)
-    if out is not None:
-        writable_directory(out, "--out")      # before any work, so none is lost to a bad --out
     results = []
-    for entry in _papers(paper):
-        parameters = _parameters(entry, profile)
-        context = CheckContext(profile=str(profile), root_seed=seed, executor=runner, parameters=parameters,
+    for entry in papers:
+        context = CheckContext(profile=str(profile), root_seed=seed, executor=runner, parameters=parameters[entry.id],
                                datasets=availability())
         results += _check_claims(entry, claim, context, (out or cache) / HARNESS_LOG, seeds)
     _print_verdicts(results)
-    summary = _check_summary(_papers(paper), results, str(profile), out,
+    summary = _check_summary(papers, results, str(profile), out,
                              {**environment_provenance(), "root_seed": seed, "seeds": seeds, "command": "check"},
                              partial=True)
-    _finish(results, strict, summary, baseline, junit)
+    _finish(results, strict, summary, baseline, junit, baseline_summary)
 
 
 @app.command()
@@ -245,18 +249,22 @@ def reproduce(paper: PaperArg = None,
 
     if figure and not paper:
         raise DpverifyError("--figure needs a PAPER argument (see `dpverify list`)")
+    # every input before any work, so none is lost to a bad one: paper, figure, paths, baseline, TOML files
+    papers = _papers(paper)
+    experiments = {entry.id: [find_experiment(entry.id, figure)] if figure else experiments_of(entry.id)
+                   for entry in papers}
+    baseline_summary = run_paths(cache=cache, out=out, baseline=baseline, junit=junit)
+    parameters = {entry.id: _parameters(entry, profile) for entry in papers}
     runner = Runner(cache_directory=cache, jobs=jobs, backend=str(backend), scheduler=scheduler)
     writable_directory(out, "--out")
     all_results, records = [], {}
-    for entry in _papers(paper):
+    for entry in papers:
         started, computed_before = time.perf_counter(), runner.computed
-        experiments = [find_experiment(entry.id, figure)] if figure else experiments_of(entry.id)
         runs = []
-        for experiment in experiments:
+        for experiment in experiments[entry.id]:
             typer.echo(f"{entry.id}: reproducing {experiment.id} ({profile} profile)", err=True)
             runs.append(run_experiment(experiment, str(profile), runner, seed, out))
-        parameters = _parameters(entry, profile)
-        context = CheckContext(profile=str(profile), root_seed=seed, executor=runner, parameters=parameters,
+        context = CheckContext(profile=str(profile), root_seed=seed, executor=runner, parameters=parameters[entry.id],
                                experiments={run.experiment.id: run.results for run in runs}, datasets=availability())
         results = _check_claims(entry, None, context, out / HARNESS_LOG)
         all_results += results
@@ -269,7 +277,7 @@ def reproduce(paper: PaperArg = None,
     paths = render_reports(out)
     _print_verdicts(all_results)
     typer.echo("report: " + ", ".join(str(p) for p in paths))
-    _finish(all_results, strict, {"papers": records}, baseline, junit)
+    _finish(all_results, strict, {"papers": records}, baseline, junit, baseline_summary)
 
 
 @app.command()
@@ -293,14 +301,13 @@ def verify(paper: Annotated[str, typer.Argument(help="paper id (see `dpverify li
     reported noise scales, the noise it actually sends, the distribution of its messages, a privacy audit of
     its own messages, and the paper's claims re-run on it. Exit status 0 if no check finds a deviation and no
     claim diverges from the reference, 3 otherwise (docs/verify.md)."""
-    from dpverify.reproductions.runner import writable_directory
     from dpverify.reproductions.verify import verify as run_verify
 
     selected = tuple(c.strip() for c in checks.split(",") if c.strip()) if checks else None
     if claim and claims is False:
         raise DpverifyError("--claim selects claims to re-run; it contradicts --no-claims")
     if claims is not False:
-        writable_directory(cache, "--cache")   # before any work, so none is lost to a bad --cache
+        directory_to_write(cache, "--cache")   # verify() checks the rest of its inputs before any work
     result = run_verify(paper, impl, profile=str(profile), seed=seed, noise=noise, checks=selected,
                         claims=tuple(claim) if claim else claims, cache=cache, jobs=jobs, progress=True)
     for line in result.lines():
@@ -317,8 +324,8 @@ def audit_mechanism(
         neighbours: Annotated[str, typer.Option(help="module:object holding a pair (dataset, dataset') of neighbouring "
                                                 "inputs, or a function returning it")],
         delta: Annotated[float, typer.Option(help="the claimed delta")] = 0.0,
-        samples: Annotated[int, typer.Option(min=40, help="outputs per dataset (half choose the test, half run it)")]
-        = 100_000,
+        samples: Annotated[int, typer.Option(min=minimum_samples(), help="outputs per dataset (half choose the test, "
+                                             f"half run it), at least {minimum_samples()}")] = 100_000,
         confidence: Annotated[float, typer.Option(help="confidence of the lower bound, in (0, 1)")] = 0.95,
         seed: SeedOpt = DEFAULT_ROOT_SEED) -> None:
     """Audit your own mechanism: an empirical lower bound on its epsilon from its outputs on two neighbouring
@@ -328,13 +335,16 @@ def audit_mechanism(
     from dpverify.theory.audit import PrivacyClaim
     from dpverify.theory.audit import audit as run_audit
 
-    if not 0 < confidence < 1:
-        raise DpverifyError(f"--confidence must lie in (0, 1); got {confidence}")
+    open_unit_interval(confidence, "--confidence")
+    claimed = PrivacyClaim(epsilon=epsilon, delta=delta)
     sample = load_implementation(mechanism)
     pair = load_object(neighbours)
-    pair = pair() if callable(pair) else pair
-    result = run_audit(sample, pair, PrivacyClaim(epsilon=epsilon, delta=delta), samples=samples,
-                       confidence=confidence, rng=seed)
+    if callable(pair):
+        try:
+            pair = pair()
+        except Exception as error:   # the user's function: say which failed and how, not a traceback of ours
+            raise DpverifyError(f"--neighbours {neighbours}() raised {type(error).__name__}: {error}") from error
+    result = run_audit(sample, pair, claimed, samples=samples, confidence=confidence, rng=seed)
     typer.echo(result.summary())
     if result.refuted:
         raise typer.Exit(EXIT_REFUTED)
@@ -343,26 +353,25 @@ def audit_mechanism(
 @app.command()
 def audit(paper: Annotated[str, typer.Argument(help="paper id (see `dpverify list`)")],
           claim: Annotated[Optional[str], typer.Option(help="one claim id; default: every claim with an audit")] = None,
-          samples: Annotated[Optional[int], typer.Option(min=2 * MIN_SAMPLES_PER_PART, help="runs per side, at least "
-                                                         f"{2 * MIN_SAMPLES_PER_PART} (default: the profile's)")] = None,
+          samples: Annotated[Optional[int], typer.Option(min=minimum_samples(), help="runs per side, at least "
+                                                         f"{minimum_samples()} (default: the profile's)")] = None,
           confidence: Annotated[float, typer.Option(help="simultaneous confidence of the lower bounds, in (0, 1)")] = 0.95,
           profile: ProfileOpt = Profile.quick, seed: SeedOpt = DEFAULT_ROOT_SEED, strict: StrictOpt = False) -> None:
     """Empirical privacy audits: lower bounds on eps / rho from runs on neighbouring datasets, as the
     paper's adversary observes them. No violation found reads "not refuted at N samples", never "private"."""
     from dpverify.theory.claims import Method
 
-    if not 0 < confidence < 1:
-        raise DpverifyError(f"--confidence must lie in (0, 1); got {confidence}")
+    open_unit_interval(confidence, "--confidence")
     entry = get_paper(paper)
-    if claim is None and not any(c.method == Method.AUDIT for c in entry.claims for c in c.checks):
-        raise DpverifyError(f"paper {paper!r} has no audited claim yet")
-    parameters = _parameters(entry, profile)
-    context = CheckContext(profile=str(profile), root_seed=seed, parameters=parameters, audit_samples=samples,
-                           audit_confidence=confidence, datasets=availability())
     audited = [c for c in entry.claims if any(check.method == Method.AUDIT for check in c.checks)]
+    if claim is None and not audited:
+        raise DpverifyError(f"paper {paper!r} has no audited claim yet")
     if claim and entry.claim(claim) not in audited:
         raise DpverifyError(f"{entry.claim(claim).id} has no audit (`dpverify check {paper} --claim {claim}` runs its "
                             f"checks); audited claims: {', '.join(c.id for c in audited) or 'none'}")
+    parameters = _parameters(entry, profile)
+    context = CheckContext(profile=str(profile), root_seed=seed, parameters=parameters, audit_samples=samples,
+                           audit_confidence=confidence, datasets=availability())
     results = [evaluate(entry.claim(claim), context)] if claim else [evaluate(c, context) for c in tqdm(
         audited, desc="audits", unit="claim", leave=False, disable=None)]
     for result in results:
@@ -376,6 +385,8 @@ def report(out: OutOpt = DEFAULT_OUT) -> None:
     """Re-render index.html and the Markdown reports from OUT/summary.json (no recomputation)."""
     from dpverify.reproductions.report import render_reports
 
+    if out.exists():
+        directory_to_write(out, "--out")    # it re-renders index.html and the Markdown files in OUT
     for path in render_reports(out):
         typer.echo(str(path))
 
@@ -429,16 +440,17 @@ INTERRUPTED = ("interrupted: every finished task is in the cache (--cache); run 
                "from there")
 
 
-def main() -> None:
+def main(argv: list[str] | None = None) -> None:
+    """The `dpverify` command (argv: its arguments, default sys.argv[1:]); ends in sys.exit with its status."""
     logging.basicConfig(level=logging.WARNING, format="%(levelname)s: %(message)s")
     try:
         with limit_blas_threads():
-            status = app(standalone_mode=False)  # returns an int when a command exits (--help, typer.Exit)
+            status = app(args=argv, prog_name="dpverify", standalone_mode=False)  # an int when a command exits
         if status == EXIT_INTERRUPTED:           # typer turns Ctrl-C into this status, silently
             typer.echo(INTERRUPTED, err=True)
         sys.exit(status if isinstance(status, int) else 0)
     except DpverifyError as error:
-        typer.echo(f"error: {error}", err=True)
+        typer.echo(f"error: {one_line(str(error))}", err=True)
         sys.exit(EXIT_USER_ERROR)
     except CheckCrashed as error:
         typer.echo(f"harness error: {error}", err=True)
@@ -448,9 +460,13 @@ def main() -> None:
     except (typer.Abort, KeyboardInterrupt):   # Ctrl-C outside a command's body (while loading, while exiting)
         typer.echo(INTERRUPTED, err=True)
         sys.exit(EXIT_INTERRUPTED)
-    except typer.TyperException as error:  # usage errors (bad option values, unknown commands)
-        show = getattr(error, "show", None)
-        show() if show else typer.echo(f"error: {error}", err=True)
+    except typer.TyperException as error:  # usage errors (bad option values, unknown commands): one line too
+        if type(error).__name__ == "NoArgsIsHelpError":    # `dpverify` alone: the help, already shown
+            sys.exit(EXIT_USER_ERROR)
+        format_message = getattr(error, "format_message", None)
+        context = getattr(error, "ctx", None)
+        hint = f" (see `{context.command_path} --help`)" if context is not None else ""
+        typer.echo(f"error: {one_line(format_message() if format_message else str(error))}{hint}", err=True)
         sys.exit(EXIT_USER_ERROR)
 
 

@@ -7,6 +7,7 @@ every claim kept its verdict and its numbers at the same seed.
 
 from __future__ import annotations
 
+import functools
 import json
 import math
 from dataclasses import dataclass
@@ -14,6 +15,8 @@ from pathlib import Path
 from typing import Any
 
 from dpverify.algorithms.core.errors import InvalidDataError
+from dpverify.reproductions.json_schema import first_violation
+from dpverify.reproductions.report import SCHEMA_FILE, SCHEMA_VERSION
 
 NUMBER_TOLERANCE = 1e-9  # default: relative change of an evidence number counted as a change (float noise is ~1e-15)
 
@@ -31,13 +34,21 @@ class Difference:
 
 
 def load_summary(path: Path) -> dict[str, Any]:
+    """A report's summary.json, checked against the published schema (SCHEMA_FILE) before anyone reads it:
+    a damaged file is one line naming the file and the first thing wrong, never a traceback later."""
     try:
         summary = json.loads(Path(path).read_text())
-    except (OSError, json.JSONDecodeError) as error:
-        raise InvalidDataError(f"cannot read a report summary from {path}: {error}") from error
-    if not isinstance(summary, dict) or not isinstance(summary.get("papers"), dict):
-        raise InvalidDataError(f"{path} is not a dpverify summary.json (no 'papers' table)")
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as error:
+        reason = error.strerror if isinstance(error, OSError) and error.strerror else error
+        raise InvalidDataError(f"cannot read a report summary from {path}: {reason}") from error
+    if problem := first_violation(summary, _schema()):
+        raise InvalidDataError(f"{path} is not a dpverify summary.json (schema version {SCHEMA_VERSION}): {problem}")
     return summary
+
+
+@functools.cache
+def _schema() -> dict[str, Any]:
+    return json.loads(SCHEMA_FILE.read_text())
 
 
 def _numbers(value: Any, prefix: str = "") -> dict[str, float]:
@@ -127,9 +138,9 @@ class Gate:
         return out
 
 
-def gate(baseline_path: Path, current: dict[str, Any], *, tolerance: float = NUMBER_TOLERANCE) -> Gate:
-    """`current` (a summary record, {"papers": ...}) against the summary.json at `baseline_path`, on the papers
-    both hold. A paper record marked `partial` (a run of some of its claims or figures) is compared on what
-    the run checked."""
+def gate(baseline: dict[str, Any], current: dict[str, Any], *, tolerance: float = NUMBER_TOLERANCE) -> Gate:
+    """`current` (a summary record, {"papers": ...}) against `baseline` (a summary.json as load_summary read it,
+    before the run), on the papers both hold. A paper record marked `partial` (a run of some of its claims or
+    figures) is compared on what the run checked."""
     partial = frozenset(paper for paper, record in current["papers"].items() if record.get("partial"))
-    return Gate(tuple(compare_summaries(load_summary(baseline_path), current, tolerance=tolerance)), partial)
+    return Gate(tuple(compare_summaries(baseline, current, tolerance=tolerance)), partial)

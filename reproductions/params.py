@@ -51,19 +51,44 @@ class ExperimentConfig:
         return [p for p in self.parameters.values() if p.source == "default"]
 
 
+HEADER_KEYS = ("id", "title", "seed_line", "paper_says")   # of the [experiment] table
+
+
+def _where(path: Path, text: str, header: str) -> str:
+    """`path, line N` of the first line that starts with `header` (a table or key), or `path` alone."""
+    for number, line in enumerate(text.splitlines(), start=1):
+        if line.strip().startswith(header):
+            return f"{path}, line {number}"
+    return str(path)
+
+
 def load_experiment(path: Path, profile: str) -> ExperimentConfig:
+    """The experiment at `path` under `profile`; any fault of the file is one InvalidParameterError that names the
+    file and, where the fault has one, its line."""
     if profile not in PROFILES:
         raise InvalidParameterError(f"unknown profile {profile!r}; expected one of {', '.join(PROFILES)}")
     try:
-        with open(path, "rb") as handle:
-            document = tomllib.load(handle)
-        header = document["experiment"]
-        document["parameters"].items()
-    except (tomllib.TOMLDecodeError, KeyError, AttributeError) as error:
-        kind = "malformed TOML" if isinstance(error, tomllib.TOMLDecodeError) else f"missing table {error}"
-        raise InvalidParameterError(f"experiment file {path}: {kind} ({error})") from error
+        text = Path(path).read_text(encoding="utf-8")
+        document = tomllib.loads(text)
+    except (OSError, UnicodeDecodeError) as error:
+        raise InvalidParameterError(f"experiment file {path}: cannot read it ({error})") from error
+    except tomllib.TOMLDecodeError as error:   # its message ends with "(at line N, column M)"
+        raise InvalidParameterError(f"experiment file {path}: malformed TOML ({error})") from error
+    for table in ("experiment", "parameters"):
+        if not isinstance(document.get(table), dict):
+            raise InvalidParameterError(f"experiment file {_where(path, text, table)}: missing table '{table}' "
+                                        f"(expected [{table}])")
+    header = document["experiment"]
+    missing = [key for key in HEADER_KEYS if key not in header]
+    if missing:
+        raise InvalidParameterError(f"experiment file {_where(path, text, '[experiment]')}: [experiment] lacks "
+                                    f"{', '.join(missing)}")
     parameters = {}
     for name, entry in document["parameters"].items():
+        where = _where(path, text, f"[parameters.{name}]")
+        if not isinstance(entry, dict) or "value" not in entry:
+            raise InvalidParameterError(f"experiment file {where}: parameter {name!r} must be a table "
+                                        f"[parameters.{name}] with a value")
         source = entry.get("source")
         if source == "paper" and "line" in entry:
             note = entry["line"]
@@ -71,12 +96,18 @@ def load_experiment(path: Path, profile: str) -> ExperimentConfig:
             note = entry["why"]
         else:
             raise InvalidParameterError(
-                f"{path.name}: parameter {name!r} must say source = 'paper' with a seed line, or 'default' with why")
+                f"experiment file {where}: parameter {name!r} must say source = 'paper' with a seed line, or "
+                "'default' with why")
         parameters[name] = Parameter(name, entry["value"], source, note)
-    overrides = document.get("profiles", {}).get(profile, {})
+    overrides = document.get("profiles", {})
+    overrides = overrides.get(profile, {}) if isinstance(overrides, dict) else None
+    if not isinstance(overrides, dict):
+        raise InvalidParameterError(f"experiment file {_where(path, text, 'profiles')}: expected a table "
+                                    f"[profiles.{profile}] of overrides")
     for name, value in overrides.items():
         if name not in parameters:
-            raise InvalidParameterError(f"{path.name}: profile {profile!r} overrides undeclared parameter {name!r}")
+            raise InvalidParameterError(f"experiment file {_where(path, text, f'[profiles.{profile}]')}: profile "
+                                        f"{profile!r} overrides undeclared parameter {name!r}")
         base = parameters[name]
         if value != base.value:
             parameters[name] = Parameter(name, value, "default",

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import functools
 import hashlib
+import importlib.util
 import json
 import logging
 import os
@@ -33,6 +34,7 @@ from tqdm.auto import tqdm
 
 from dpverify.algorithms.core.errors import DpverifyError
 from dpverify.reproductions.datasets import fingerprint
+from dpverify.reproductions.inputs import directory_to_write
 from dpverify.reproductions.threads import limit_blas_threads
 from dpverify.theory.execution import Task, run_task, task_seed_sequence, value_digest
 
@@ -140,10 +142,10 @@ def read_provenance(path: Path) -> dict[str, str]:
 
 
 def writable_directory(path: Path, what: str) -> Path:
-    """`path` as a directory this process can write to, created if missing; a one-line RunnerError before any
-    work is done if it cannot be (a file, a read-only place)."""
-    if path.exists() and not path.is_dir():
-        raise RunnerError(f"{what} {path} is a file, not a directory")
+    """`path` as a directory this process can write to, created if missing; a one-line error before any
+    work is done if it cannot be (a file, a read-only place; inputs.directory_to_write), and a RunnerError if
+    writing fails all the same (a full disk, a file system that lies about its permissions)."""
+    directory_to_write(path, what)
     try:
         path.mkdir(parents=True, exist_ok=True)
         with tempfile.NamedTemporaryFile(dir=path, prefix=".write-test-"):
@@ -216,6 +218,12 @@ class Runner:
             raise RunnerError(f"unknown backend {self.backend!r}; expected 'local' or 'dask'")
         if self.jobs < 1:
             raise RunnerError(f"--jobs must be >= 1; got {self.jobs}")
+        if self.backend == "dask" and not self.scheduler:   # checked here, before the cache or any task
+            raise RunnerError("--backend dask needs --scheduler ADDRESS (e.g. tcp://127.0.0.1:8786)")
+        if self.backend == "dask" and importlib.util.find_spec("distributed") is None:
+            raise RunnerError("the Dask back end needs the 'dask' extra: pip install 'dpverify[dask]'")
+        if self.backend != "dask" and self.scheduler:
+            raise RunnerError(f"--scheduler is only used with --backend dask; got --backend {self.backend}")
         if self.cache_directory is not None:
             writable_directory(Path(self.cache_directory), "--cache")
 
@@ -261,12 +269,7 @@ class Runner:
                 bar.update()
 
     def _run_dask(self, indexed_tasks, root_seed):
-        if not self.scheduler:
-            raise RunnerError("--backend dask needs --scheduler ADDRESS (e.g. tcp://127.0.0.1:8786)")
-        try:
-            from distributed import Client, as_completed
-        except ImportError as error:
-            raise RunnerError("the Dask back end needs the 'dask' extra: pip install 'dpverify[dask]'") from error
+        from distributed import Client, as_completed
         indices, tasks = zip(*indexed_tasks)
         try:
             client = Client(self.scheduler, timeout=SCHEDULER_TIMEOUT)

@@ -1,6 +1,6 @@
-"""The dpverify command: one-line user errors with exit 2, help, list, and a report end to end."""
+"""The dpverify command: help, list, check, audit, interruption, and a report end to end (its user errors:
+tests/test_bad_inputs.py)."""
 
-import os
 import subprocess
 import sys
 
@@ -18,34 +18,6 @@ def cli_root():
 def run_cli(*args, cwd=None):
     return subprocess.run([sys.executable, "-m", "dpverify", *args], capture_output=True, text=True,
                           cwd=cwd, timeout=600)
-
-
-@pytest.mark.parametrize("args, expected", [
-    (["check", "no-such-paper"], "unknown paper 'no-such-paper'; known papers: dp-recal, dpdo-nc, wang-basar, zcdp-nfl"),
-    (["check", "zcdp-nfl", "--claim", "lemma-99"], "unknown claim 'lemma-99' for paper 'zcdp-nfl'"),
-    (["reproduce", "zcdp-nfl", "--figure", "figure-9"], "unknown figure/experiment 'figure-9'"),
-    (["check", "--claim", "lemma-1"], "--claim needs a PAPER argument"),
-    (["reproduce", "zcdp-nfl", "--figure", "figure-1", "--backend", "dask"], "--backend dask needs --scheduler"),
-    (["report", "--out", "/nonexistent-dir-for-dpverify"], "no /nonexistent-dir-for-dpverify/summary.json"),
-    (["audit", "dpdo-nc", "--claim", "lemma-2"], "dpdo-nc/lemma-2 has no audit"),
-    (["verify", "dpdo-nc", "--impl", "examples/dpdo_nc/my_dpdo_nc.py:run", "--claim", "figure-1", "--no-claims"],
-     "--claim selects claims to re-run; it contradicts --no-claims"),
-    (["verify", "dpdo-nc", "--impl", "examples/dpdo_nc/my_dpdo_nc.py:run", "--checks", "exact", "--claim", "lemma-2"],
-     "not a claim verify re-runs: dpdo-nc/lemma-2"),
-])
-def test_user_errors_are_one_line_exit_2(args, expected, tmp_path):
-    result = (run_cli(*args, "--cache", str(tmp_path), cwd=cli_root()) if args[0] in ("check", "reproduce", "verify")
-              else run_cli(*args))
-    assert result.returncode == cli.EXIT_USER_ERROR, result.stderr
-    assert expected in result.stderr
-    assert "Traceback" not in result.stderr
-    assert len([line for line in result.stderr.splitlines() if line.startswith("error:")]) == 1
-
-
-def test_bad_option_value_is_a_usage_error():
-    result = run_cli("reproduce", "--profile", "huge")
-    assert result.returncode == cli.EXIT_USER_ERROR
-    assert "huge" in result.stderr and "Traceback" not in result.stderr
 
 
 def test_help_explains_commands():
@@ -74,56 +46,10 @@ def test_check_single_claim_prints_verdict(tmp_path):
     assert strict.returncode == expected
 
 
-def test_audit_command_rejects_bad_confidence_and_reports_bounds(tmp_path):
-    bad = run_cli("audit", "zcdp-nfl", "--confidence", "1.5")
-    assert bad.returncode == cli.EXIT_USER_ERROR and "--confidence must lie in (0, 1)" in bad.stderr
+def test_audit_command_reports_bounds(tmp_path):
     result = run_cli("audit", "zcdp-nfl", "--claim", "audit-experiments-privacy", "--samples", "2000")
     assert result.returncode == 0, result.stderr
     assert "REFUTED" in result.stdout and "2000 samples/side" in result.stdout
-
-
-def test_bad_paths_are_one_line_errors_before_any_work(tmp_path):
-    """A --cache or --out that is a file, or that cannot be written, stops the run at once with one line."""
-    a_file = tmp_path / "a-file"
-    a_file.write_text("x")
-    read_only = tmp_path / "read-only"
-    read_only.mkdir()
-    read_only.chmod(0o500)
-    cases = [(["check", "zcdp-nfl", "--claim", "lemma-1", "--cache", str(a_file)], "--cache " + str(a_file) + " is a file"),
-             (["check", "zcdp-nfl", "--claim", "lemma-1", "--cache", str(tmp_path / "c"), "--out", str(a_file)],
-              "--out " + str(a_file) + " is a file"),
-             (["reproduce", "zcdp-nfl", "--figure", "figure-1", "--cache", str(tmp_path / "c"), "--out", str(a_file)],
-              "--out " + str(a_file) + " is a file")]
-    if os.geteuid() != 0:      # root writes anywhere
-        cases.append((["check", "zcdp-nfl", "--claim", "lemma-1", "--cache", str(read_only / "cache")],
-                      "is not a writable directory"))
-    for args, expected in cases:
-        result = run_cli(*args)
-        assert result.returncode == cli.EXIT_USER_ERROR and expected in result.stderr, (args, result.stderr)
-        assert "Traceback" not in result.stderr and "checking" not in result.stdout
-
-
-@pytest.mark.parametrize("args", [["check", "zcdp-nfl", "--seed", "-1"], ["audit", "zcdp-nfl", "--samples", "5"]])
-def test_out_of_range_options_are_usage_errors(args):
-    result = run_cli(*args)
-    assert result.returncode == cli.EXIT_USER_ERROR and "Traceback" not in result.stderr
-
-
-def test_a_damaged_summary_and_a_malformed_experiment_file_are_one_line_errors(tmp_path):
-    from dpverify.algorithms.core.errors import DpverifyError
-    from dpverify.reproductions.params import load_experiment
-
-    (tmp_path / "summary.json").write_text('{"papers": ')
-    result = run_cli("report", "--out", str(tmp_path))
-    assert result.returncode == cli.EXIT_USER_ERROR and "cannot read a report summary" in result.stderr
-    assert "Traceback" not in result.stderr
-    bad = tmp_path / "figure_9.toml"
-    bad.write_text("[experiment\nid = 'x'\n")
-    with pytest.raises(DpverifyError, match=f"experiment file {bad}: malformed TOML"):
-        load_experiment(bad, "quick")
-    bad.write_text("[experiment]\nid = 'x'\n")
-    with pytest.raises(DpverifyError, match="missing table 'parameters'"):
-        load_experiment(bad, "quick")
 
 
 def test_ctrl_c_says_what_was_kept_and_exits_130(tmp_path):

@@ -13,7 +13,6 @@ import pytest
 import scipy.stats
 
 import dpverify
-from dpverify.reproductions.cli import EXIT_USER_ERROR
 from dpverify.reproductions.verify import EXIT_NONCONFORMING, load_implementation, verify
 from dpverify.theory.claims import Verdict
 from dpverify.theory.stats import SIGNIFICANCE
@@ -135,8 +134,6 @@ def test_the_command_exit_statuses(tmp_path):
     assert failing.returncode == EXIT_NONCONFORMING
     assert failing.stdout.splitlines()[-1].startswith(f"{buggy}:run does not conform to dpdo-nc: first failing check "
                                                       "dpdo-nc/conformance-exact: ")
-    missing = run_cli("verify", "dpdo-nc", "--impl", f"{tmp_path}/nothing.py:run")
-    assert missing.returncode == EXIT_USER_ERROR and missing.stderr.startswith("error: no file")
 
 
 def test_the_pytest_plugin_in_a_throwaway_project(tmp_path):

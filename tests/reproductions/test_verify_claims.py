@@ -72,8 +72,3 @@ def test_the_command_names_the_diverging_claim(tmp_path):
                           capture_output=True, text=True, cwd=tmp_path, timeout=900)
     assert done.returncode == EXIT_NONCONFORMING, done.stdout + done.stderr
     assert "first diverging claim dpdo-nc/" in done.stdout.splitlines()[-1]
-    bad_cache = tmp_path / "a-file"
-    bad_cache.write_text("")
-    refused = subprocess.run([sys.executable, "-m", "dpverify", "verify", "dpdo-nc", "--impl", f"{EXAMPLE}:run",
-                              "--cache", str(bad_cache)], capture_output=True, text=True, cwd=tmp_path, timeout=300)
-    assert refused.returncode == 2 and refused.stderr.startswith("error: --cache"), refused.stderr

@@ -82,6 +82,16 @@ MAX_CANDIDATE_THRESHOLDS = 4_096
 # CLASSIFIER_FIT_CAP rows per side; the rest of the first part is used for the event search.
 CLASSIFIER_FIT_FRACTION = 0.5
 CLASSIFIER_FIT_CAP = 1_000_000
+# default: fraction of the samples used to choose the event (the rest tests it).
+DEFAULT_SPLIT = 0.5
+
+
+def minimum_samples(split: float = DEFAULT_SPLIT) -> int:
+    """The fewest samples per side with which every score can run at this split: each part needs
+    MIN_SAMPLES_PER_PART, and a fitted score divides the first part again (CLASSIFIER_FIT_FRACTION). Callers
+    (the command line) reject fewer before any run starts."""
+    first_part = math.ceil(MIN_SAMPLES_PER_PART / min(CLASSIFIER_FIT_FRACTION, 1.0 - CLASSIFIER_FIT_FRACTION))
+    return math.ceil(max(first_part / split, MIN_SAMPLES_PER_PART / (1.0 - split)))
 # default: number of Renyi orders used to rank candidate events for a rho bound (the final bound of
 # the chosen events is refined by `bounds.rho_lower_bound`).
 _RANKING_ORDERS = 1.0 + np.logspace(-3.0, 4.0, 57)
@@ -202,7 +212,7 @@ def audit(
     score=None,
     adjacency: Callable[[Any, Any], bool] | None = None,
     chunk_size: int = 100_000,
-    split: float = 0.5,
+    split: float = DEFAULT_SPLIT,
     events_per_pair: int = 1,
 ) -> AuditResult:
     """Empirical lower bounds on eps (and rho) of `sample` on neighbouring datasets; see the module
