@@ -37,12 +37,12 @@ from dpverify.algorithms.dp_recal.algorithm import (
     uniform_transition_matrix,
 )
 from dpverify.algorithms.dp_recal.composite import ActiveGradients, CompositeProblem
+from dpverify.reproductions.bench import Contenders, run_paper_bench, states_agree, timed
 from dpverify.reproductions.datasets import (
     DatasetNotAvailableError,
     load_dataset,
     split_over_agents,
 )
-from dpverify.reproductions.bench import Contenders, run_paper_bench, states_agree, timed
 from dpverify.reproductions.timing import DEFAULT_REPEATS
 
 REPLICAS, ITERATIONS = 100, 10      # issue target: 100 replicas batched; per-iteration times on 10
@@ -166,7 +166,7 @@ def settings(data) -> dict[str, RecalParams]:
     problem = CompositeProblem("linear")
     alpha = 1.0 / (problem.lipschitz_constants(data) + 1.0)
     beta = paper_beta(NUM_AGENTS)
-    return {"per-sample clipping c = %g (as the experiments run DP-RECAL)" % CLIP:
+    return {f"per-sample clipping c = {CLIP:g} (as the experiments run DP-RECAL)":
             RecalParams(alpha, beta, RelayNoise(SIGMA1, DECAY), clip=CLIP,
                         sensitivity_bound=lemma5_sensitivity(alpha, beta, CLIP)),
             "no clipping (Gram form)": RecalParams(alpha, beta, RelayNoise(SIGMA1, DECAY))}
