@@ -112,6 +112,7 @@ class Target:
     """A stated speed target: the measured value must be at most (or at least) the bound. The verdict is read on
     the median; a range that crosses the bound is said beside it."""
 
+    key: str            # its name in the results
     description: str
     bound: float
     at_most: bool
@@ -119,9 +120,9 @@ class Target:
     def met(self, measured: float) -> bool:
         return measured <= self.bound if self.at_most else measured >= self.bound
 
-    def line(self, measured: Spread, unit: str = "x") -> str:
+    def line(self, measured: Spread, unit: str = "x", range_name: str = "range") -> str:
         verdict = "met" if self.met(measured.median) else "NOT met"
         crosses = self.met(measured.low) != self.met(measured.high)
         sign = "<=" if self.at_most else ">="
         return (f"{self.description}: {measured.text()}{unit} (target {sign} {self.bound:g}{unit}): {verdict}"
-                + (" (the range crosses the bound)" if crosses else ""))
+                + (f" (the {range_name} crosses the bound)" if crosses else ""))

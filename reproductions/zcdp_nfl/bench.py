@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+import networkx as nx
 import numpy as np
 
 from dpverify.algorithms.core.network import Network, random_connected_network
@@ -34,12 +35,23 @@ CHECK_ITERATIONS = 3
 GRID_ITERATIONS = 20
 
 
+def ring_with_chords(agents: int, rng: np.random.Generator) -> Network:
+    """A sparse connected graph for the grid: the ring plus random chords up to EDGES_PER_AGENT * N edges (G(N, E)
+    itself is rarely connected at N = 200, E = 300)."""
+    graph = nx.cycle_graph(agents)
+    while graph.number_of_edges() < min(int(EDGES_PER_AGENT * agents), agents * (agents - 1) // 2):
+        graph.add_edge(*(int(k) for k in rng.choice(agents, 2, replace=False)))
+    return Network.from_networkx(graph)
+
+
 class Setting:
     """The instance and everything the baselines need per iteration, computed once."""
 
-    def __init__(self, agents: int, dim: int):
+    def __init__(self, agents: int, dim: int, graph: str = "random"):
         rng = np.random.default_rng(0)
-        self.network: Network = random_connected_network(agents, int(EDGES_PER_AGENT * agents), rng)
+        edges = int(EDGES_PER_AGENT * agents)
+        self.network: Network = (random_connected_network(agents, edges, rng) if graph == "random"
+                                 else ring_with_chords(agents, rng))
         self.data: LocalData = noisy_linear_observations(agents, NUM_SAMPLES, dim, rng)[0]
         self.problem = Problem("absolute", "none", 1.0)   # LAD: l'(r) = sign(r); no regularizer
         self.params = ZcdpNflParams(rho=RHO, step=StepSchedule(ETA0, 0.5), c1=C1, noise=ZcdpSchedule(PHI1, TAU))
@@ -115,15 +127,16 @@ class Setting:
 
 
 def contenders(replicas: int, iterations: int, agents: int = NUM_AGENTS, dim: int = DIM,
-               loop_iterations: int = LOOP_ITERATIONS) -> Contenders:
-    setting = Setting(agents, dim)
+               loop_iterations: int = LOOP_ITERATIONS, graph: str = "random") -> Contenders:
+    """graph: "random" (G(N, 1.5 N) conditioned on connected, seeds/004 L304) or "ring+chords" (the grid's)."""
+    setting = Setting(agents, dim, graph)
 
     def bind(method: Callable) -> Callable[[np.random.Generator, int], object]:
         return lambda rng, rounds: method(rng, rounds, replicas)
 
     edges = setting.network.num_edges
     return Contenders(
-        f"zCDP-NFL, {agents} clients, {edges} edges, d = {dim}, {NUM_SAMPLES} samples/client, R = {replicas}, "
+        f"zCDP-NFL, {agents} clients, {edges} edges ({graph}), d = {dim}, {NUM_SAMPLES} samples/client, R = {replicas}, "
         f"{iterations} iterations (loop: {loop_iterations})", replicas,
         bind(setting.reference), bind(setting.loop), bind(setting.vectorized), bind(setting.limit),
         rounds=iterations, loop_rounds=loop_iterations, check_rounds=CHECK_ITERATIONS,
@@ -131,7 +144,7 @@ def contenders(replicas: int, iterations: int, agents: int = NUM_AGENTS, dim: in
 
 
 def grid_contenders(replicas: int, agents: int, dim: int) -> Contenders:
-    return contenders(replicas, GRID_ITERATIONS, agents, dim)
+    return contenders(replicas, GRID_ITERATIONS, agents, dim, graph="ring+chords")
 
 
 def run_benchmarks(*, replicas: int | None = None, iterations: int | None = None, repeats: int = DEFAULT_REPEATS,

@@ -135,7 +135,7 @@ def test_grid_reports_ratios_exponents_and_targets():
     lines = []
     results = bench.run_grid("zCDP-NFL", zcdp_bench.grid_contenders, repeats=1,
                              cells=list(itertools.product([1, 10], [5, 8], [2, 3])), echo=lines.append)
-    assert set(results) == {"N_exponent", "R_exponent", "d_exponent", "worst_ratio_at_R_ge_10"}
+    assert set(results) == {"N_exponent", "R_exponent", "d_exponent", "worst_reference_over_vectorized"}
     assert sum(line.startswith(("     1 ", "    10 ")) for line in lines) == 8     # one table row per cell
     assert any(line.lstrip().startswith("worst reference / vectorized time on the grid at R >= 10") for line in lines)
     assert any("fitted N exponent of the reference (sparse graph)" in line for line in lines)
