@@ -50,6 +50,7 @@ SPARSE_N_EXPONENT = Target("N_exponent", "fitted N exponent of the reference (sp
 
 GRID_REPLICAS, GRID_AGENTS, GRID_DIMENSIONS = (1, 10, 100), (10, 50, 200), (2, 8)
 GRID_REPEATS = 3
+GRID_MIN_SECONDS = 0.05   # a grid measurement repeats calls shorter than this (the R = 1 cells take ~1 ms per round)
 
 
 def timed(function: Callable[[], object]) -> tuple[float, object]:
@@ -112,12 +113,13 @@ def check_same_numbers(contenders: Contenders) -> None:
                                    f"draws ({contenders.check_rounds} rounds, rtol {CHECK_RTOL:g}); the benchmark is invalid")
 
 
-def seconds_per_round(contenders: Contenders, repeats: int, description: str) -> dict[str, np.ndarray]:
+def seconds_per_round(contenders: Contenders, repeats: int, description: str,
+                      min_seconds: float = 0.0) -> dict[str, np.ndarray]:
     """Per-round wall seconds of every timed implementation, one per interleaved repeat."""
     timed = contenders.timed()
     calls = {name: (lambda run=run, rounds=rounds: run(np.random.default_rng(TIMING_SEED), rounds))
              for name, (run, rounds) in timed.items()}
-    seconds = interleaved_seconds(calls, repeats=repeats, description=description)
+    seconds = interleaved_seconds(calls, repeats=repeats, min_seconds=min_seconds, description=description)
     return {name: seconds[name] / timed[name][1] for name in timed}
 
 
@@ -210,7 +212,7 @@ def _run_grid(title: str, make: Callable[[int, int, int], Contenders], repeats: 
     for replicas, agents, dim in tqdm(cells, desc="grid", unit="cell", leave=False, disable=None):
         contenders = replace(make(replicas, agents, dim), loop=None, limit=None, vectorized_rounds=None)
         check_same_numbers(contenders)
-        per_round = seconds_per_round(contenders, repeats, f"R={replicas} N={agents} d={dim}")
+        per_round = seconds_per_round(contenders, repeats, f"R={replicas} N={agents} d={dim}", GRID_MIN_SECONDS)
         measured.append(GridCell(replicas, agents, dim, Spread.of(per_round["reference"]),
                                  Spread.of(per_round["vectorized"]),
                                  paired_ratio(per_round["reference"], per_round["vectorized"])))

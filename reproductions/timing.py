@@ -9,6 +9,7 @@ a slow minute moves both sides of it.
 
 from __future__ import annotations
 
+import math
 import os
 import time
 from collections.abc import Callable, Mapping, Sequence
@@ -50,23 +51,30 @@ def rotation_schedule(names: Sequence[str], repeats: int) -> list[tuple[str, ...
 
 
 def interleaved_seconds(implementations: Mapping[str, Callable[[], object]], *, repeats: int = DEFAULT_REPEATS,
-                        warmup: int = WARMUP_CALLS, description: str = "timing",
+                        warmup: int = WARMUP_CALLS, min_seconds: float = 0.0, description: str = "timing",
                         clock: Callable[[], float] = time.perf_counter) -> dict[str, np.ndarray]:
-    """Wall seconds of each implementation, one per repeat (index k = repeat k, so ratios can be paired),
-    after `warmup` untimed calls of each, in the rotation order of `rotation_schedule`."""
+    """Wall seconds per call of each implementation, one per repeat (index k = repeat k, so ratios can be
+    paired), after `warmup` untimed calls of each, in the rotation order of `rotation_schedule`. With
+    min_seconds > 0 a measurement repeats a call that the warm-up found shorter until it lasts about that
+    long (short calls are at the mercy of one scheduler tick on a loaded machine), and divides."""
     schedule = rotation_schedule(list(implementations), repeats)
     seconds = {name: np.empty(repeats) for name in implementations}
+    calls = dict.fromkeys(implementations, 1)
     total = warmup * len(implementations) + repeats * len(implementations)
     with tqdm(total=total, desc=description, unit="run", leave=False, disable=None) as bar:
         for _ in range(warmup):
-            for run in implementations.values():
+            for name, run in implementations.items():
+                started = clock() if min_seconds > 0 else 0.0
                 run()
+                if min_seconds > 0:
+                    calls[name] = max(1, math.ceil(min_seconds / max(clock() - started, 1e-9)))
                 bar.update()
         for k, order in enumerate(schedule):
             for name in order:
                 started = clock()
-                implementations[name]()
-                seconds[name][k] = clock() - started
+                for _ in range(calls[name]):
+                    implementations[name]()
+                seconds[name][k] = (clock() - started) / calls[name]
                 bar.update()
     return seconds
 

@@ -72,6 +72,21 @@ def test_interleaved_seconds_warm_up_then_follow_the_schedule():
         np.testing.assert_array_equal(seconds[name], spans[name])
 
 
+def test_short_calls_are_repeated_to_the_minimum_duration():
+    calls, now = [], [0.0]
+    durations = {"short": 0.01, "long": 0.3}
+
+    def implementation(name):
+        calls.append(name)
+        now[0] += durations[name]
+
+    seconds = timing.interleaved_seconds({name: (lambda name=name: implementation(name)) for name in durations},
+                                         repeats=2, min_seconds=0.05, clock=lambda: now[0])
+    assert calls == ["short", "long"] + ["short"] * 5 + ["long"] + ["long"] + ["short"] * 5
+    np.testing.assert_allclose(seconds["short"], [0.01, 0.01])
+    np.testing.assert_allclose(seconds["long"], [0.3, 0.3])
+
+
 def test_spread_and_paired_ratios():
     spread = timing.Spread.of([3.0, 1.0, 2.0, 10.0, 4.0])
     assert (spread.median, spread.low, spread.high) == (3.0, 1.0, 10.0)
