@@ -1,27 +1,26 @@
-"""`dpverify bench dp-recal`: DP-RECAL iterations on MNIST 0/1 (784 features, 8 agents, v1:L552-L560)
-with batched replicas, against a straightforward loop over replicas (one holder at a time, as a direct
-transcription of Algorithm 1 would run them). Both consume the same noise and walk; the benchmark
-checks they compute the same iterates before it reports a speed-up. If MNIST is not available the
-benchmark says so and stops (no substitute data).
+"""`dpverify bench dp-recal`: DP-RECAL iterations on MNIST 0/1 (784 features, 8 agents on a ring,
+v1:L552-L560) with batched replicas (`run_recal`, gradients prebuilt), against a per-replica loop that
+transcribes Algorithm 1 one holder at a time, and the physical limit of reproductions/bench.py. Both
+consume the same noise and walk; the benchmark checks they compute the same iterates before timing. If
+MNIST is not available the benchmark says so and stops (no substitute data).
+
+There is no vectorized-over-agents baseline: one agent is active per iteration (a relay), so there is
+no neighbour sum over an (N, d) state to vectorize; the per-replica loop is the baseline. The limit is
+the noise draw (R, q) and the gradient products of the active agents (grouped by agent, on the
+columns that are not identically zero), with no neighbour sum.
 
 Two settings are timed, because the batched run computes the gradient differently in each
 (`dpverify.algorithms.dp_recal.composite.ActiveGradients`):
-- the issue's setting, no clipping: the linear loss's gradient is G_i y - h_i with the Gram matrix
-  G_i = B_i^T B_i / m_i precomputed on the columns that are not identically zero (~515 of 784). The
-  loop transcribes B_i^T (B_i y - b_i)/m_i; the speed-up is therefore also reported against the same
-  loop using the Gram form (what batching alone gains);
 - per-sample clipping to c = CLIP (how the experiments run DP-RECAL, spec §6): the residuals of every
-  sample are needed, so both compute B_i^T (clipped residuals)/m_i.
-The one-off precomputation (Gram matrices, restricted features) is timed separately from the
-iterations. Both sides run with DPVERIFY_BLAS_THREADS BLAS threads (reproductions/threads.py, default 1): with the library default
-(one thread per core) on a machine whose cores are busy with other work, every matrix product waits
-for a descheduled thread, which slowed both sides 7-15x and made the ratio a measure of the load
-(measured: batched 4.6 vs 69 iterations/s, loop 0.38 vs 2.9). The load average is printed with the rates."""
+  sample are needed: B_i^T (clipped residuals)/m_i, two products per active agent;
+- no clipping: the linear loss's gradient is G_i y - h_i with the Gram matrix G_i = B_i^T B_i / m_i
+  precomputed (one product); the loop transcribes B_i^T (B_i y - b_i)/m_i as printed.
+The one-off precomputation (Gram matrices, restricted features) is timed separately and not in the
+rates. Everything runs with DPVERIFY_BLAS_THREADS BLAS threads (reproductions/threads.py, default 1)."""
 
 from __future__ import annotations
 
 import os
-import time
 from collections.abc import Callable
 
 import networkx as nx
@@ -38,16 +37,17 @@ from dpverify.algorithms.dp_recal.algorithm import (
     uniform_transition_matrix,
 )
 from dpverify.algorithms.dp_recal.composite import ActiveGradients, CompositeProblem
+from dpverify.reproductions.bench import Contenders, run_paper_bench, states_agree, timed
 from dpverify.reproductions.datasets import (
     DatasetNotAvailableError,
     load_dataset,
     split_over_agents,
 )
-from dpverify.reproductions.threads import limit_blas_threads
+from dpverify.reproductions.timing import DEFAULT_REPEATS
 
-REPLICAS, ITERATIONS = 100, 200     # issue target: 100 replicas batched
-LOOP_ITERATIONS = 20                # the loop's per-iteration time is measured on fewer iterations
-SPEEDUP_TARGET = 10.0
+REPLICAS, ITERATIONS = 100, 10      # issue target: 100 replicas batched; per-iteration times on 10
+LOOP_ITERATIONS = 2                 # the loop's per-iteration time is measured on fewer iterations
+CHECK_ITERATIONS = 3
 NUM_AGENTS, SIGMA1, DECAY = 8, 0.05, 1.05
 CLIP = 1.0                          # the experiments' per-sample clipping (reproductions/dp_recal/*.toml, spec §6)
 
@@ -112,8 +112,8 @@ def loop_run(problem, data, network, params, *, replicas, iterations, rng, x1,
 
 
 def same_state(batched, looped) -> bool:
-    """The final (x, y, lam) agree to rounding (rtol 1e-9)."""
-    return all(np.allclose(a, b, rtol=1e-9, atol=1e-12) for a, b in zip(batched, looped, strict=True))
+    """The final (x, y, lam) agree to the bench's tolerance (reproductions/bench.py)."""
+    return states_agree(batched, looped)
 
 
 def blas_pools() -> str:
@@ -121,74 +121,82 @@ def blas_pools() -> str:
     return ", ".join(pools) or "no BLAS pool found"
 
 
-def load_average() -> str:
-    return f"{os.getloadavg()[0]:.2f}" if hasattr(os, "getloadavg") else "n/a"
+class Setting:
+    def __init__(self, data, params: RecalParams):
+        self.data, self.params = data, params
+        self.problem = CompositeProblem("linear")
+        self.network = Network.from_networkx(nx.cycle_graph(NUM_AGENTS))
+        self.x1 = 0.1 * np.random.default_rng(1).standard_normal(data.dim)
+        self.setup_seconds, self.gradients = timed(lambda: ActiveGradients(self.problem, data, params.clip))
+
+    def reference(self, rng: np.random.Generator, iterations: int, replicas: int):
+        run = run_recal(self.problem, self.data, self.network, self.params, replicas=replicas, rng=rng,
+                        horizon=iterations, x1=self.x1, keep_transcript=False, keep_x=False, gradients=self.gradients)
+        return run.x_final, run.y_final, run.lam_final
+
+    def loop(self, rng: np.random.Generator, iterations: int, replicas: int):
+        return loop_run(self.problem, self.data, self.network, self.params, replicas=replicas, iterations=iterations,
+                        rng=rng, x1=self.x1)
+
+    def limit(self, rng: np.random.Generator, iterations: int, replicas: int) -> None:
+        """The floor per iteration: the noise draw and the active agents' gradient products (grouped by agent,
+        on their supports), for holders drawn once."""
+        gradients, q = self.gradients, self.data.dim
+        holders = np.random.default_rng(0).integers(0, NUM_AGENTS, replicas)
+        state = np.random.default_rng(1).standard_normal((replicas, q))
+        blocks = [(agent, np.ascontiguousarray(state[holders == agent][:, gradients.supports[agent]]))
+                  for agent in range(NUM_AGENTS)]
+        with np.errstate(divide="ignore"):
+            bounds = [None if gradients.clip is None else gradients.clip / gradients.row_norms[agent]
+                      for agent in range(NUM_AGENTS)]
+        for _ in range(iterations):
+            rng.standard_normal((replicas, q))
+            for agent, block in blocks:
+                if gradients.method == "gram":
+                    block @ gradients.gram[agent]
+                    continue
+                B = gradients.features[agent]
+                coefficients = block @ B.T - self.data.targets[agent]
+                if bounds[agent] is not None:
+                    np.clip(coefficients, -bounds[agent], bounds[agent], out=coefficients)
+                coefficients @ B
 
 
-def run_benchmarks(*, replicas: int | None = None, iterations: int | None = None,
+def settings(data) -> dict[str, RecalParams]:
+    problem = CompositeProblem("linear")
+    alpha = 1.0 / (problem.lipschitz_constants(data) + 1.0)
+    beta = paper_beta(NUM_AGENTS)
+    return {f"per-sample clipping c = {CLIP:g} (as the experiments run DP-RECAL)":
+            RecalParams(alpha, beta, RelayNoise(SIGMA1, DECAY), clip=CLIP,
+                        sensitivity_bound=lemma5_sensitivity(alpha, beta, CLIP)),
+            "no clipping (Gram form)": RecalParams(alpha, beta, RelayNoise(SIGMA1, DECAY))}
+
+
+def run_benchmarks(*, replicas: int | None = None, iterations: int | None = None, repeats: int = DEFAULT_REPEATS,
                    echo: Callable[[str], None] = print) -> dict[str, float]:
-    with limit_blas_threads():
-        return _run_benchmarks(replicas or REPLICAS, iterations or ITERATIONS, echo)
-
-
-def _run_benchmarks(replicas: int, iterations: int, echo: Callable[[str], None]) -> dict[str, float]:
+    replicas, iterations = replicas or REPLICAS, iterations or ITERATIONS
     try:
         data = split_over_agents(load_dataset("mnist"), NUM_AGENTS, rng=0, shuffle=True)
     except DatasetNotAvailableError as missing:
         echo(f"DP-RECAL benchmark skipped: {missing}")
         return {}
-    problem = CompositeProblem("linear")
-    network = Network.from_networkx(nx.cycle_graph(NUM_AGENTS))
-    alpha = 1.0 / (problem.lipschitz_constants(data) + 1.0)
-    beta = paper_beta(NUM_AGENTS)
-    settings = {"": RecalParams(alpha, beta, RelayNoise(SIGMA1, DECAY)),
-                "clipped_": RecalParams(alpha, beta, RelayNoise(SIGMA1, DECAY), clip=CLIP,
-                                        sensitivity_bound=lemma5_sensitivity(alpha, beta, CLIP))}
-    x1 = 0.1 * np.random.default_rng(1).standard_normal(data.dim)
-    echo(f"DP-RECAL, MNIST 0/1 ({data.dim} features), {NUM_AGENTS} agents on a ring, {replicas} replicas; "
-         f"BLAS threads: {blas_pools()} ({os.cpu_count()} cores); load average {load_average()} at the start")
+    echo(f"DP-RECAL, MNIST 0/1 ({data.dim} features), {NUM_AGENTS} agents on a ring; BLAS threads: {blas_pools()} "
+         f"({os.cpu_count()} cores)")
     results: dict[str, float] = {}
-    for prefix, params in settings.items():
-        started = time.perf_counter()
-        gradients = ActiveGradients(problem, data, params.clip)
-        setup = time.perf_counter() - started
+    for what, params in settings(data).items():
+        setting = Setting(data, params)
 
-        def batched(count: int, seed: int, params=params, gradients=gradients):
-            run = run_recal(problem, data, network, params, replicas=replicas, rng=np.random.default_rng(seed),
-                            horizon=count, x1=x1, keep_transcript=False, keep_x=False, gradients=gradients)
-            return run.x_final, run.y_final, run.lam_final
+        def bind(method: Callable) -> Callable[[np.random.Generator, int], object]:
+            return lambda rng, rounds: method(rng, rounds, replicas)
 
-        def looped(local_gradient=None, params=params):
-            started = time.perf_counter()
-            state = loop_run(problem, data, network, params, replicas=replicas, iterations=LOOP_ITERATIONS,
-                             rng=np.random.default_rng(2), x1=x1, local_gradient=local_gradient)
-            return LOOP_ITERATIONS / (time.perf_counter() - started), state
-
-        started = time.perf_counter()
-        batched(iterations, 0)
-        batched_rate = iterations / (time.perf_counter() - started)
-        loop_rate, state_loop = looped()
-        reference = batched(LOOP_ITERATIONS, 2)
-        if not same_state(reference, state_loop):
-            raise AssertionError("the loop baseline and the batched DP-RECAL disagree; the benchmark is invalid")
-        speedup = batched_rate / loop_rate
-        clipping = ("no clipping (the issue's setting)" if params.clip is None
-                    else f"per-sample clipping c = {params.clip:g} (DP-RECAL as the experiments run it)")
-        echo(f" {clipping}: gradient form '{gradients.method}' (one-off setup {setup:.2f} s, not in the rates)")
-        echo(f"  batched:           {batched_rate:10.1f} iterations/s  ({batched_rate * replicas:,.0f} replica-iterations/s)")
-        echo(f"  per-replica loop:  {loop_rate:10.2f} iterations/s  "
-             "(B_i^T (B_i y - b_i)/m_i as printed; same x, y, lambda, checked)")
-        verdict = "met" if speedup >= SPEEDUP_TARGET else "NOT met"
-        echo(f"  speed-up:          {speedup:10.1f}x  (target >= {SPEEDUP_TARGET:g}x: {verdict})")
-        results.update({f"{prefix}batched_iterations_per_second": batched_rate, f"{prefix}setup_seconds": setup,
-                        f"{prefix}loop_iterations_per_second": loop_rate, f"{prefix}speedup": speedup})
-        if gradients.method == "gram":
-            same_rate, state_same = looped(gram_gradient(gradients))
-            if not same_state(reference, state_same):
-                raise AssertionError("the Gram-form loop and the batched DP-RECAL disagree; the benchmark is invalid")
-            echo(f"  loop, Gram form:   {same_rate:10.2f} iterations/s  (the batched run's arithmetic, one replica "
-                 f"at a time; speed-up from batching alone {batched_rate / same_rate:.1f}x)")
-            results.update({f"{prefix}gram_loop_iterations_per_second": same_rate,
-                            f"{prefix}speedup_against_gram_loop": batched_rate / same_rate})
-    echo(f"  load average {load_average()} at the end")
+        contenders = Contenders(
+            f"DP-RECAL, {what}, R = {replicas}, {iterations} iterations (loop: {LOOP_ITERATIONS}); gradient form "
+            f"'{setting.gradients.method}', one-off setup {setting.setup_seconds:.2f} s not in the rates", replicas,
+            bind(setting.reference), bind(setting.loop), None, bind(setting.limit), rounds=iterations,
+            loop_rounds=LOOP_ITERATIONS, check_rounds=CHECK_ITERATIONS,
+            no_vectorized="one agent is active per iteration: nothing to vectorize over agents",
+            labels={"reference": "run_recal", "loop": "per replica, B_i^T (B_i y - b_i)/m_i as printed"})
+        prefix = "clipped_" if params.clip is not None else ""
+        results.update({prefix + key: value for key, value in run_paper_bench(contenders, repeats=repeats,
+                                                                                echo=echo).items()})
     return results

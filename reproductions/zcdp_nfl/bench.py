@@ -1,95 +1,156 @@
-"""`dpverify bench`: speed of the batched algorithms against a straightforward per-client loop.
+"""`dpverify bench zcdp-nfl`: Algorithm 1 of seeds/004 (eqs. (7)-(9)) on LAD regression, the reference
+(`run_zcdp_nfl`, ledger included, iterates not kept) against the baselines of reproductions/bench.py.
 
-The loop baseline is written here on purpose: it is what a direct transcription of Algorithm 1
-(seeds/004 eqs. (7)-(9)) looks like, one client and one Monte-Carlo run at a time. Both versions
-consume the same noise draws, and the benchmark asserts they produce the same iterates before it
-reports a speed-up.
+All consume the generator alike: one standard-normal block (R, N, d) per iteration, scaled by the
+calibrated sigma_k(n) of each agent (Lemma I, Theorem I), as `gaussian_mechanism` draws it.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
 
+import networkx as nx
 import numpy as np
 
-from dpverify.algorithms.core.network import random_connected_network
-from dpverify.algorithms.core.problems import Problem
+from dpverify.algorithms.core.network import Network, random_connected_network
+from dpverify.algorithms.core.problems import LocalData, Problem
 from dpverify.algorithms.core.synthetic import noisy_linear_observations
 from dpverify.algorithms.zcdp_nfl.algorithm import (
     StepSchedule,
     ZcdpNflParams,
     ZcdpSchedule,
-    dual_update,
-    primal_update,
     run_zcdp_nfl,
+    sensitivity_bound,
 )
-from dpverify.reproductions.bench import report_speedup, timed
+from dpverify.reproductions.bench import Contenders, run_grid, run_paper_bench
+from dpverify.reproductions.timing import DEFAULT_REPEATS
 
-NUM_AGENTS, NUM_EDGES, NUM_SAMPLES, DIM = 50, 75, 50, 8  # seeds/004 L304
-RHO, ETA0, SIGMA = 0.05, 1.0, 0.01                       # any fixed values: speed does not depend on them
+NUM_AGENTS, NUM_SAMPLES, DIM = 50, 50, 8                 # seeds/004 L304
+EDGES_PER_AGENT = 1.5                                    # L304: 75 edges for 50 clients (a sparse graph)
+RHO, ETA0 = 0.05, 1.0                                    # any fixed values: speed does not depend on them
 PHI1, TAU, C1 = 1e-3, 0.99, 1.0
-SPEEDUP_TARGET = 20.0
-REPLICAS, ITERATIONS = 100, 200  # defaults of `dpverify bench zcdp-nfl`
-LOOP_ITERATIONS = 5  # the loop is slow; its per-iteration time is measured on a few iterations
+REPLICAS, ITERATIONS = 100, 50                           # defaults of `dpverify bench zcdp-nfl`
+LOOP_ITERATIONS = 2                                      # the loop's time per iteration is measured on a few
+CHECK_ITERATIONS = 3
+GRID_ITERATIONS = 20
 
 
-def _setup(replicas: int):
-    rng = np.random.default_rng(0)
-    network = random_connected_network(NUM_AGENTS, NUM_EDGES, rng)
-    data, _ = noisy_linear_observations(NUM_AGENTS, NUM_SAMPLES, DIM, rng)
-    problem = Problem("absolute", "none", 1.0)
-    return network, data, problem, rng
+def ring_with_chords(agents: int, rng: np.random.Generator) -> Network:
+    """A sparse connected graph for the grid: the ring plus random chords up to EDGES_PER_AGENT * N edges (G(N, E)
+    itself is rarely connected at N = 200, E = 300)."""
+    graph = nx.cycle_graph(agents)
+    while graph.number_of_edges() < min(int(EDGES_PER_AGENT * agents), agents * (agents - 1) // 2):
+        graph.add_edge(*(int(k) for k in rng.choice(agents, 2, replace=False)))
+    return Network.from_networkx(graph)
 
 
-def batched_iterations(problem, data, network, noise: np.ndarray) -> np.ndarray:
-    """Algorithm 1 on all replicas and clients at once, from the library's update functions, with
-    given noise (to check the loop baseline computes the same thing)."""
-    broadcast = np.zeros(noise.shape[1:])
-    dual = np.zeros_like(broadcast)
-    for n, xi in enumerate(noise, start=1):
-        g = problem.local_subgradient(broadcast, data)
-        primal = primal_update(broadcast, dual, g, network, RHO, ETA0 / np.sqrt(n))
-        broadcast = primal + xi
-        dual = dual_update(dual, broadcast, network, RHO)
-    return broadcast
+class Setting:
+    """The instance and everything the baselines need per iteration, computed once."""
+
+    def __init__(self, agents: int, dim: int, graph: str = "random"):
+        rng = np.random.default_rng(0)
+        edges = int(EDGES_PER_AGENT * agents)
+        self.network: Network = (random_connected_network(agents, edges, rng) if graph == "random"
+                                 else ring_with_chords(agents, rng))
+        self.data: LocalData = noisy_linear_observations(agents, NUM_SAMPLES, dim, rng)[0]
+        self.problem = Problem("absolute", "none", 1.0)   # LAD: l'(r) = sign(r); no regularizer
+        self.params = ZcdpNflParams(rho=RHO, step=StepSchedule(ETA0, 0.5), c1=C1, noise=ZcdpSchedule(PHI1, TAU))
+        self.neighbours = [self.network.neighbors(k) for k in range(agents)]
+        self.degrees = self.network.degrees
+
+    def sigmas(self, rounds: int) -> np.ndarray:
+        """(rounds, N): sigma_k(n) = sqrt(Delta_k(n)^2 / (2 phi(n))) (Lemma I, Theorem I eq. (12))."""
+        return np.sqrt([self.params.noise.variance(n, sensitivity_bound(self.params, self.network,
+                                                                         self.data.num_samples, n))
+                        for n in range(1, rounds + 1)])
+
+    def reference(self, rng: np.random.Generator, rounds: int, replicas: int) -> np.ndarray:
+        return run_zcdp_nfl(self.problem, self.data, self.network, self.params, horizon=rounds, replicas=replicas,
+                            rng=rng, keep_iterates=False).final_broadcast
+
+    def loop(self, rng: np.random.Generator, rounds: int, replicas: int) -> np.ndarray:
+        """One replica, one client at a time: eq. (7) in closed form (spec §2.4), eq. (8), eq. (9)."""
+        X, y, M = self.data.features, self.data.targets, self.data.num_samples
+        agents, dim = X.shape[0], X.shape[2]
+        broadcast = np.zeros((replicas, agents, dim))
+        dual = np.zeros_like(broadcast)
+        sigmas = self.sigmas(rounds)
+        rho, degrees, neighbours = self.params.rho, self.degrees, self.neighbours
+        for n in range(1, rounds + 1):
+            inverse_eta = 1.0 / self.params.step.eta(n)
+            xi = rng.standard_normal(broadcast.shape)
+            for r in range(replicas):
+                w, new = broadcast[r], np.empty((agents, dim))
+                for k in range(agents):
+                    g = np.sign(X[k] @ w[k] - y[k]) @ X[k] / M                            # LAD subgradient
+                    pull = degrees[k] * w[k] + w[neighbours[k]].sum(axis=0)
+                    new[k] = (w[k] * inverse_eta + rho * pull - dual[r, k] - g) / (inverse_eta + 2.0 * rho * degrees[k])
+                for k in range(agents):
+                    new[k] = new[k] + xi[r, k] * sigmas[n - 1, k]                      # eq. (8)
+                for k in range(agents):
+                    dual[r, k] = dual[r, k] + rho * (degrees[k] * new[k] - new[neighbours[k]].sum(axis=0))  # eq. (9)
+                broadcast[r] = new
+        return broadcast
+
+    def vectorized(self, rng: np.random.Generator, rounds: int, replicas: int) -> np.ndarray:
+        """One replica at a time; per iteration one matmul A @ W for the neighbour sums and batched products
+        over clients for the subgradients."""
+        X, y, M = self.data.features, self.data.targets, self.data.num_samples
+        A, rho, degrees = self.network.adjacency, self.params.rho, self.degrees[:, None]
+        broadcast = np.zeros((replicas, X.shape[0], X.shape[2]))
+        dual = np.zeros_like(broadcast)
+        sigmas = self.sigmas(rounds)
+        for n in range(1, rounds + 1):
+            inverse_eta = 1.0 / self.params.step.eta(n)
+            xi = rng.standard_normal(broadcast.shape)
+            for r in range(replicas):
+                w = broadcast[r]
+                residual = np.matmul(X, w[:, :, None])[:, :, 0] - y
+                g = np.matmul(np.sign(residual)[:, None, :], X)[:, 0, :] / M
+                primal = (w * inverse_eta + rho * (degrees * w + A @ w) - dual[r] - g) / (inverse_eta + 2.0 * rho * degrees)
+                w = primal + xi[r] * sigmas[n - 1][:, None]
+                dual[r] = dual[r] + rho * (degrees * w - A @ w)
+                broadcast[r] = w
+        return broadcast
+
+    def limit(self, rng: np.random.Generator, rounds: int, replicas: int) -> None:
+        """The floor per iteration: the noise draw, A @ (N, R*d) in one BLAS call, and the LAD subgradient as two
+        batched products with the sign between them, on a state laid out (N, R, d)."""
+        X, y = self.data.features, self.data.targets
+        agents, dim = X.shape[0], X.shape[2]
+        state = np.random.default_rng(0).standard_normal((agents, replicas, dim))
+        A, flat, Xt = self.network.adjacency, state.reshape(agents, replicas * dim), np.ascontiguousarray(X.transpose(0, 2, 1))
+        for _ in range(rounds):
+            rng.standard_normal((agents, replicas, dim))
+            A @ flat
+            np.matmul(np.sign(np.matmul(state, Xt) - y[:, None, :]), X)
 
 
-def loop_iterations(problem, data, network, noise: np.ndarray) -> np.ndarray:
-    """The same iterations, one replica and one client at a time (the benchmark's baseline)."""
-    _, replicas, agents, dim = noise.shape
-    broadcast = np.zeros((replicas, agents, dim))
-    dual = np.zeros_like(broadcast)
-    neighbours = [network.neighbors(k) for k in range(agents)]
-    for n, xi in enumerate(noise, start=1):
-        eta = ETA0 / np.sqrt(n)
-        new = np.empty_like(broadcast)
-        for r in range(replicas):
-            for k in range(agents):
-                X, y, w = data.features[k], data.targets[k], broadcast[r, k]
-                g = X.T @ np.sign(X @ w - y) / len(y)  # LAD subgradient, seeds/004 Sec. 5 (lam R = 0)
-                pull = sum(broadcast[r, k] + broadcast[r, l] for l in neighbours[k])
-                new[r, k] = (w / eta + RHO * pull - dual[r, k] - g) / (1 / eta + 2 * RHO * len(neighbours[k]))
-        broadcast = new + xi
-        for r in range(replicas):
-            for k in range(agents):
-                dual[r, k] = dual[r, k] + RHO * sum(broadcast[r, k] - broadcast[r, l] for l in neighbours[k])
-    return broadcast
+def contenders(replicas: int, iterations: int, agents: int = NUM_AGENTS, dim: int = DIM,
+               loop_iterations: int = LOOP_ITERATIONS, graph: str = "random") -> Contenders:
+    """graph: "random" (G(N, 1.5 N) conditioned on connected, seeds/004 L304) or "ring+chords" (the grid's)."""
+    setting = Setting(agents, dim, graph)
+
+    def bind(method: Callable) -> Callable[[np.random.Generator, int], object]:
+        return lambda rng, rounds: method(rng, rounds, replicas)
+
+    edges = setting.network.num_edges
+    return Contenders(
+        f"zCDP-NFL, {agents} clients, {edges} edges ({graph}), d = {dim}, {NUM_SAMPLES} samples/client, R = {replicas}, "
+        f"{iterations} iterations (loop: {loop_iterations})", replicas,
+        bind(setting.reference), bind(setting.loop), bind(setting.vectorized), bind(setting.limit),
+        rounds=iterations, loop_rounds=loop_iterations, check_rounds=CHECK_ITERATIONS,
+        labels={"reference": "run_zcdp_nfl, ledger included"})
 
 
-def run_benchmarks(*, replicas: int | None = None, iterations: int | None = None,
+def grid_contenders(replicas: int, agents: int, dim: int) -> Contenders:
+    return contenders(replicas, GRID_ITERATIONS, agents, dim, graph="ring+chords")
+
+
+def run_benchmarks(*, replicas: int | None = None, iterations: int | None = None, repeats: int = DEFAULT_REPEATS,
                    echo: Callable[[str], None] = print) -> dict[str, float]:
-    replicas, iterations = replicas or REPLICAS, iterations or ITERATIONS
-    network, data, problem, rng = _setup(replicas)
-    # timed: the library's run (noise through the mechanism, ledger, observer off)
-    params = ZcdpNflParams(rho=RHO, step=StepSchedule(ETA0, 0.5), c1=C1, noise=ZcdpSchedule(PHI1, TAU))
-    batched_seconds, _ = timed(lambda: run_zcdp_nfl(problem, data, network, params, horizon=iterations,
-                                                     replicas=replicas, rng=rng, keep_iterates=False))
-    short = SIGMA * rng.standard_normal((LOOP_ITERATIONS, replicas, NUM_AGENTS, DIM))
-    loop_seconds, loop_result = timed(lambda: loop_iterations(problem, data, network, short))
-    if not np.allclose(batched_iterations(problem, data, network, short), loop_result, rtol=1e-10, atol=1e-12):
-        raise AssertionError("the loop baseline and the batched update disagree; the benchmark is invalid")
-    batched_rate = iterations / batched_seconds
-    loop_rate = LOOP_ITERATIONS / loop_seconds
-    echo(f"zCDP-NFL, {NUM_AGENTS} clients, dimension {DIM}, {NUM_SAMPLES} samples/client, {replicas} replicas")
-    return report_speedup(echo, batched_rate=batched_rate, loop_rate=loop_rate, replicas=replicas, target=SPEEDUP_TARGET,
-                          loop="per-client loop")
+    return run_paper_bench(contenders(replicas or REPLICAS, iterations or ITERATIONS), repeats=repeats, echo=echo)
+
+
+def run_grid_benchmarks(*, echo: Callable[[str], None] = print, **options) -> dict[str, float]:
+    return run_grid("zCDP-NFL", grid_contenders, echo=echo, **options)

@@ -31,7 +31,6 @@ from dpverify.algorithms.dpdo_nc.algorithm import (
     replay,
     run_dpdo_nc,
 )
-from dpverify.reproductions.dpdo_nc.bench import batched_rounds, loop_rounds
 
 THETA = 4.030198
 Q = np.array([[2.0, 0.5], [0.5, 1.0]])
@@ -74,14 +73,6 @@ def test_entropic_maps():
     assert np.allclose(printed, entropic_step(np.exp(y - 1), g, 0.1)) and printed.sum() == pytest.approx(1)
     with pytest.raises(InvalidDataError, match="z > 0"):
         entropic_step(np.array([0.5, -0.1]), np.zeros(2), 0.1)
-
-
-def test_stacked_form_equals_per_node_loop():
-    instance, schedule = localization_instance(np.random.default_rng(3), 6), paper_schedule()
-    params = DpdoNcParams(1.0, THETA, SquaredEuclidean(0.5))
-    noise = np.random.default_rng(4).laplace(size=(6, 3, 6, 2))
-    assert np.allclose(batched_rounds(instance, schedule, params, noise), loop_rounds(instance, schedule, params, noise),
-                       rtol=1e-12, atol=1e-14)
 
 
 def test_replay_reproduces_run_and_iterates_stay_in_omega():
