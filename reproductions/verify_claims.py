@@ -1,8 +1,9 @@
 """`dpverify verify`, part d: the paper's claims that run the algorithm, re-run on the user's implementation.
 
 An experiment whose tasks run the algorithm through the paper's contract declares the parameter
-`implementation` (theory/implementations.py). For each claim, the checks that read such an experiment
-are run twice: on the experiment as the reference ran it, and on the same experiment with the user's
+`implementation` (theory/implementations.py); a check that runs the algorithm itself declares
+`runs_algorithm` and runs `context.implementation`. For each claim, the checks that read such an
+experiment or run the algorithm are run twice: on the experiment as the reference ran it, and on the same experiment with the user's
 implementation in its place (same parameters, same root seed, the user's code and source digest in the
 cache key). The two verdicts are shown side by side. A claim *diverges* when the implementation's runs
 refute it and the reference's do not (they confirm it, or cannot decide it, e.g. on a degenerate instance
@@ -63,10 +64,11 @@ def _needed(check) -> set[str]:
 
 
 def claims_on(paper: str, experiments: set[str]) -> list[Claim]:
-    """The paper's claims with a check that reads one of `experiments`, each keeping only those checks."""
+    """The paper's claims with a check that reads one of `experiments` or runs the algorithm itself
+    (Check.runs_algorithm), each keeping only those checks."""
     kept = []
     for claim in get_paper(paper).claims:
-        checks = tuple(check for check in claim.checks if _needed(check) & experiments)
+        checks = tuple(check for check in claim.checks if check.runs_algorithm or _needed(check) & experiments)
         if checks:
             kept.append(replace(claim, checks=checks))
     return kept
@@ -123,7 +125,7 @@ def compare_claims(paper: str, implementation: Callable | str, *, profile: str, 
     reference = CheckContext(**base, experiments=_results(experiments, profile, runner, seed, None))
     progress(f"re-running them on the implementation ({len(claims)} claim(s) to compare)")
     try:
-        theirs = CheckContext(**base, experiments=_results(experiments, profile, runner, seed, value))
+        theirs = CheckContext(**base, experiments=_results(experiments, profile, runner, seed, value), implementation=value)
     except DpverifyError as error:   # the implementation raised or returned no transcript: its claims cannot run
         why = f"the implementation failed in the experiments: {error}"
         return tuple(ClaimComparison(evaluate(c, reference), _not_run(c, why)) for c in claims)

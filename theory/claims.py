@@ -14,7 +14,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from dpverify.algorithms.core.errors import DpverifyError
+from dpverify.algorithms.core.errors import DpverifyError, NotInContract
 from dpverify.theory.execution import CheckContext, ParametersNotSupplied, record_parameter_reads
 from dpverify.theory.rules import Rule, Verdict
 
@@ -87,7 +87,10 @@ class Check:
     - `datasets`: real datasets (a tuple entry: any one of them). Only the datasets that the needed
       experiments' parameters request count, so a profile that runs a subset is judged on that subset.
     A check that reads the parameters of an experiment the run did not supply is not-run too
-    (ParametersNotSupplied), and so is one whose inputs hold nothing to measure (NothingToMeasure).
+    (ParametersNotSupplied), and so is one whose inputs hold nothing to measure (NothingToMeasure), or
+    whose run an implementation's contract cannot state (NotInContract).
+    `runs_algorithm`: the check runs the paper's algorithm itself (not through an experiment), as
+    `context.implementation` says, so `dpverify verify` re-runs it on the user's implementation.
     """
 
     name: str
@@ -97,6 +100,7 @@ class Check:
     rule: Rule | None = None
     needs: tuple[str | tuple[str, ...], ...] = ()
     datasets: tuple[str | tuple[str, ...], ...] = ()
+    runs_algorithm: bool = False   # runs the paper's algorithm itself, as context.implementation (`dpverify verify`)
 
     def unmet(self, context: CheckContext) -> str:
         """Why this run cannot run the check ('' when it can)."""
@@ -157,7 +161,7 @@ class Check:
             if not isinstance(measurement, Measurement):
                 raise TypeError(f"the check returned {type(measurement).__name__}, not a Measurement")
             verdict, summary, values = self.decide(measurement)
-        except (ParametersNotSupplied, NothingToMeasure) as missing:
+        except (ParametersNotSupplied, NothingToMeasure, NotInContract) as missing:
             return CheckResult(self.name, self.method, Verdict.NOT_RUN, Evidence(str(missing)), 0.0, self.rule)
         except Exception as error:  # a crashing check is a harness error, reported, never a verdict
             raise CheckCrashed(f"check {self.name!r} crashed: {error}\n{traceback.format_exc()}") from error

@@ -20,6 +20,7 @@ import numpy as np
 import pandas as pd
 
 from dpverify.algorithms.core.errors import DpverifyError
+from dpverify.theory.implementations import REFERENCE
 
 DEFAULT_ROOT_SEED = 20240221  # default: the date of the zCDP-NFL preprint (seeds/004 L2); any fixed value works
 
@@ -219,6 +220,9 @@ class CheckContext:
     memo_reads: dict[str, dict[str, Any]] = field(default_factory=dict, repr=False)  # memo key -> parameters it read
     audit_samples: int | None = None    # runs per side of the privacy audits (None: the profile's default)
     audit_confidence: float = 0.95      # simultaneous confidence of an audit's lower bounds
+    # which implementation a check that runs the algorithm itself runs (Check.runs_algorithm): REFERENCE, or the
+    # user's under `dpverify verify` (theory/implementations.py: resolve(context.implementation))
+    implementation: Any = REFERENCE
 
     def __post_init__(self) -> None:
         self.parameters = ExperimentParameters(self.parameters)

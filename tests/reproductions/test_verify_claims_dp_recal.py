@@ -13,7 +13,7 @@ from dpverify.algorithms.dp_recal.algorithm import uniform_transition_matrix
 from dpverify.reproductions.datasets import DatasetNotAvailableError, load_dataset
 from dpverify.reproductions.dp_recal.curves import relay_through_contract
 from dpverify.reproductions.verify import verify
-from dpverify.reproductions.verify_claims import ClaimComparison, claims_on, rerunnable
+from dpverify.reproductions.verify_claims import ClaimComparison, claims_on, rerunnable, selected
 from dpverify.theory.claims import CheckResult, ClaimResult, Evidence, Verdict
 from dpverify.theory.dp_recal import conformance
 from dpverify.theory.implementations import load_implementation
@@ -117,3 +117,23 @@ def test_noise_30_times_too_large_makes_figure_2_diverge(tmp_path):
     assert compared.reference.verdict == Verdict.INCONCLUSIVE
     assert compared.implementation.verdict == Verdict.REFUTED
     assert result.divergences == [compared] and result.exit_status == 3
+
+
+def test_the_convergence_claims_run_the_algorithm_themselves_and_keep_only_the_recal_checks():
+    experiments, claims = selected("dp-recal", "quick", ("theorem-2", "theorem-3"))
+    assert experiments == []
+    assert {c.id: [check.name for check in c.checks] for c in claims} == {
+        "dp-recal/theorem-2": ["RECAL to the certified x*"],
+        "dp-recal/theorem-3": ["RECAL: log-error slope with bootstrap CI"]}
+
+
+def test_a_stepsize_outside_the_theorem_makes_theorem_2_diverge(tmp_path):
+    """Theorem 2's RECAL runs (K = 4000 on a ring and a random graph) re-run on the example with y's step
+    2.5 alpha_i, outside (0, 2/(L_i+1)) for alpha_i = 0.99 * 2/(L_i+1): the reference converges, this does not."""
+    buggy = planted(EXAMPLE, tmp_path, "y_new = y[i] - alpha[i] * (g - lam_half)",
+                    "y_new = y[i] - 2.5 * alpha[i] * (g - lam_half)")
+    result = verify("dp-recal", f"{buggy}:run", checks=(), claims=("theorem-2",), jobs=1)
+    (compared,) = result.claims
+    assert compared.reference.verdict == Verdict.CONFIRMED
+    assert compared.implementation.verdict == Verdict.REFUTED
+    assert result.exit_status == 3

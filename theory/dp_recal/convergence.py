@@ -20,7 +20,10 @@ from dpverify.algorithms.dp_recal.algorithm import (
     run_recal,
     uniform_transition_matrix,
 )
-from dpverify.theory.claims import Measurement, holds
+from dpverify.algorithms.core.errors import NotInContract
+from dpverify.algorithms.dp_recal import contract
+from dpverify.theory.claims import Measurement, NothingToMeasure, holds
+from dpverify.theory.conformance import independent_iterates
 from dpverify.theory.dp_recal.operators import (
     DK_BLOCKS,
     Instance,
@@ -36,6 +39,7 @@ from dpverify.theory.dp_recal.operators import (
     v0_stepsize_matrix,
 )
 from dpverify.theory.execution import CheckContext, task_seed_sequence
+from dpverify.theory.implementations import resolve
 
 RELATIVE_TOLERANCE = 1e-9          # float64 slack allowed in the one-step inequalities, relative to their scale
 STEPSIZE_FRACTIONS = (1e-3, 0.25, 0.5, 0.75, 0.99, 1 - 1e-9)   # alpha_i = t * 2/(L_i + 1), up to the endpoint
@@ -45,6 +49,8 @@ NEAR_SOLUTION_NOISE = (1e-3, 0.1, 1.0, 10.0)   # default: sizes s of eps ~ N(0, 
 NOISE_STD = 0.1                    # eps^k ~ N(0, 0.1^2 I) in the noisy Lemma 3 runs (any eps is allowed there)
 CONVERGENCE_GRAPHS = {"ring": nx.cycle_graph(6), "complete": nx.complete_graph(6)}
 RUN_SIZES = {"quick": (4, 4000), "paper": (32, 20000)}           # (replicas, K) of the Theorem 2-3 runs
+UNCLIPPED = 1e12                   # the contract's c for runs that clip nothing (far above every gradient norm here)
+UNUSED_DELTA, UNUSED_DECAY = 1e-3, 1.05   # the contract's delta and R, which a noise-free run does not read
 RUN_GRAPHS = {"quick": ("ring", "random"), "paper": ("ring", "complete", "random")}
 RECAL_TARGET = 1e-8                # Theorem 2 (RECAL): every replica's RE at K below this
 DP_TARGET = 1e-4                   # Theorem 2 (DP-RECAL, R > 1): every replica's RE at K below this
@@ -369,8 +375,27 @@ def relative_errors(x_history: np.ndarray, x_star: np.ndarray) -> np.ndarray:
     return distance / distance[0]
 
 
+def _recal_through_contract(implementation, instance: Instance, params: RecalParams, replicas: int, horizon: int,
+                            rng: np.random.Generator, x1: np.ndarray) -> np.ndarray:
+    """x^1..x^{K+1} (K+1, R, q) of `replicas` runs of a user's implementation of RECAL (sigma = 0) through the
+    contract, each along its own walk from the relay's law, drawn from `rng`. The contract's clipping bound is
+    UNCLIPPED (these runs clip nothing); runs with noise (a fixed sigma_1, not a budget) are not in it."""
+    if params.noise.sigma1 > 0:
+        raise NotInContract("the contract calibrates DP-RECAL's noise from a budget (eps, delta, PLF); this run has "
+                            f"a fixed sigma_1 = {params.noise.sigma1:g}")
+    n = instance.data.num_agents
+    settings = [contract.DpRecalSetting(instance.problem, instance.data, instance.network,
+                                        contract.relay_walk(instance.network, rng, horizon=horizon), x1,
+                                        np.tile(x1, (n, 1)), params.alpha, None, UNUSED_DELTA, 1, UNUSED_DECAY,
+                                        UNCLIPPED, horizon) for _ in range(replicas)]
+    return independent_iterates(implementation, settings, rng.spawn(replicas), contract.shapes)[:, :, 1]
+
+
 def _runs(context: CheckContext) -> dict[str, dict[str, np.ndarray]]:
-    """RE curves of RECAL (alpha_i = 1/(L_i+1) and 0.99 * 2/(L_i+1)) and DP-RECAL (DP_NOISE, both u_modes)."""
+    """RE curves of RECAL (alpha_i = 1/(L_i+1) and 0.99 * 2/(L_i+1)) and DP-RECAL (DP_NOISE, both u_modes).
+    Under `dpverify verify` (context.implementation), the RECAL curves of the user's implementation only."""
+    implementation = resolve(context.implementation)
+
     def simulate():
         replicas, horizon = RUN_SIZES[context.profile]
         out = {}
@@ -385,12 +410,17 @@ def _runs(context: CheckContext) -> dict[str, dict[str, np.ndarray]]:
                               "dp-literal": RecalParams(bound / 2, paper_beta(n), DP_NOISE),
                               "dp-received": RecalParams(bound / 2, paper_beta(n), DP_NOISE, u_mode="received")}
             for name, params in configurations.items():
+                if implementation is not None:
+                    if params.noise.sigma1 == 0:
+                        x_history = _recal_through_contract(implementation, instance, params, replicas, horizon, rng, x1)
+                        out[f"{graph_name}/{name}"] = {"re": relative_errors(x_history, instance.x_star)}
+                    continue
                 run = run_recal(instance.problem, instance.data, instance.network, params, replicas=replicas,
                                 rng=rng, horizon=horizon, x1=x1, keep_transcript=False)
                 out[f"{graph_name}/{name}"] = {"re": relative_errors(run.x_history, instance.x_star),
                                                "holders": run.holders}
         return out
-    return context.memoized("dp-recal/theorem-runs", simulate)
+    return context.memoized("dp-recal/theorem-runs", simulate)   # one memo per context: the implementation's has its own
 
 
 def _convergence(context: CheckContext, configurations: tuple[str, ...], target: float) -> Measurement:
@@ -407,6 +437,8 @@ def _convergence(context: CheckContext, configurations: tuple[str, ...], target:
                      "median_re_at_K/2": float(np.median(half))}
         cases |= {f"{key}/replica {r}": {"final_upper": float(f), "final": float(f), "stalled": bool(f > target and f >= 0.5 * h)}
                   for r, (f, h) in enumerate(zip(final, half))}
+    if not cases:
+        raise NothingToMeasure(f"no runs of {', '.join(configurations)} (not in the implementation's contract)")
     reached = all(case["final"] <= target for case in cases.values())
     stalled = any(case["stalled"] for case in cases.values())
     return Measurement(
@@ -456,6 +488,8 @@ def _linear_rate(context: CheckContext, configuration: str, squared: bool) -> Me
     for key, run in _runs(context).items():
         if key.split("/")[1] == configuration:
             rows[key] = _rate_fit(run["re"] ** (2 if squared else 1), rng)
+    if not rows:
+        raise NothingToMeasure(f"no runs of {configuration} (not in the implementation's contract)")
     decreasing = all(r["ci"][1] < 0 for r in rows.values())
     return Measurement(
         f"ln(mean {'RE^2' if squared else 'RE'}) vs k: slopes {[round(r['slope'], 5) for r in rows.values()]}, "
