@@ -185,13 +185,17 @@ class Problem:
             clip = require_positive("clip", clip, "per-sample clipping to c1, spec §2.6")
         rows = W.reshape(-1, data.num_agents, data.dim)
         total = np.empty(rows.shape)
-        # the (rows, N, M) coefficients are formed a block of rows at a time (core/blocking.py)
+        # Agent-major products (one BLAS call per agent for a block of rows), the (N, M, rows) coefficients formed
+        # a block of rows at a time (core/blocking.py) and transformed in place.
+        transposed_features = data.features.transpose(0, 2, 1)                   # (N, d, M)
         for block in row_blocks(rows.shape[0], data.num_agents * data.num_samples):
-            coefficients = self._sample_coefficients(rows[block], data)
+            residual = np.matmul(data.features, rows[block].transpose(1, 2, 0))   # (N, M, rows): x_kj^T w_k
+            residual -= data.targets[..., None]
+            coefficients = self._coefficients_in_place(residual)
             if clip is not None:
-                norms = np.abs(coefficients) * data.feature_norms
+                norms = np.abs(coefficients) * data.feature_norms[..., None]
                 coefficients *= np.minimum(1.0, clip / np.maximum(norms, np.finfo(float).tiny))
-            np.einsum("rnm,nmd->rnd", coefficients, data.features, out=total[block], optimize=True)
+            total[block] = np.matmul(transposed_features, coefficients).transpose(2, 0, 1)   # sum_j coeff_kj x_kj
         total /= data.num_samples
         return total.reshape(W.shape)
 
@@ -209,7 +213,10 @@ class Problem:
         return self.loss_subgradient(W, data, clip) + self.lam / data.num_agents * self.regularizer_subgradient(W)
 
     def _sample_coefficients(self, W: np.ndarray, data: LocalData) -> np.ndarray:
-        residual = _residuals(W, data)   # a fresh array: transformed in place, no second temporary
+        return self._coefficients_in_place(_residuals(W, data))
+
+    def _coefficients_in_place(self, residual: np.ndarray) -> np.ndarray:
+        """l'(r) per sample from the residuals r = x^T w - y, overwriting them: 2r (squared) or sign(r) (absolute)."""
         return np.multiply(residual, 2.0, out=residual) if self.loss == "squared" else np.sign(residual, out=residual)
 
 
