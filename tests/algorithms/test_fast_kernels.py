@@ -8,7 +8,7 @@ import networkx as nx
 import numpy as np
 import pytest
 
-import dpverify.algorithms.core.blocking as blocking
+from dpverify.algorithms.core import blocking
 from dpverify.algorithms.core.blocking import row_blocks
 from dpverify.algorithms.core.errors import InvalidDataError, InvalidParameterError
 from dpverify.algorithms.core.mixing import mix, mix_per_link
