@@ -10,6 +10,7 @@ Accounting facts used (Bun & Steinke 2016, arXiv:1605.02065):
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 import numpy as np
@@ -143,8 +144,7 @@ def gaussian_mechanism(
             "have sigma = 0; pass allow_non_private=True for a non-private control"
         )
     noise = rng.standard_normal(values.shape) * sigma[None, :, None]
-    with np.errstate(divide="ignore", invalid="ignore"):
-        zcdp = np.where(sensitivity == 0, 0.0, sensitivity**2 / (2.0 * sigma**2))  # Bun-Steinke Prop. 1.6
+    zcdp = _ratio_or_zero(sensitivity**2, 2.0 * sigma**2)  # Bun-Steinke Prop. 1.6
     if epsilon is not None:
         epsilon = _per_agent("epsilon", epsilon, num_agents)
     elif np.all(sensitivity == 0):
@@ -179,24 +179,41 @@ def laplace_mechanism(
             "Laplace scale b must be > 0 where the l1-sensitivity is > 0 (eps = Delta_1/b, Dwork & Roth Thm 3.6)"
         )
     noise = rng.laplace(0.0, 1.0, size=values.shape) * scale[None, :, None]
-    with np.errstate(divide="ignore", invalid="ignore"):
-        epsilon = np.where(sensitivity_l1 == 0, 0.0, sensitivity_l1 / scale)
+    epsilon = _ratio_or_zero(sensitivity_l1, scale)
     zcdp = epsilon**2 / 2.0
     if ledger is not None:
         ledger.record(Release(int(iteration), LAPLACE, sensitivity_l1, scale, zcdp, epsilon, label))
     return values + noise
 
 
+def _ratio_or_zero(numerator: np.ndarray, denominator: np.ndarray) -> np.ndarray:
+    """numerator / denominator per agent, 0 where the numerator is 0 (a data-independent release) and inf where
+    only the denominator is. The errstate context costs more than the division, so only a zero denominator pays it."""
+    if np.all(denominator > 0):
+        return numerator / denominator   # 0 / positive = 0: what the general branch gives
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return np.where(numerator == 0, 0.0, numerator / denominator)
+
+
 def _check_values(values) -> tuple[np.ndarray, int]:
     values = np.asarray(values, dtype=float)
     if values.ndim != 3:
         raise InvalidDataError(f"values must be a batched state of shape (R, N, d); got shape {values.shape}")
-    if not np.all(np.isfinite(values)):
+    # the max is NaN or +inf, or the min -inf, exactly when some value is not finite: two reductions and no
+    # (R, N, d) boolean temporary, which made this check a visible part of every iteration
+    if values.size and not (np.isfinite(np.maximum.reduce(values, axis=None))
+                            and np.isfinite(np.minimum.reduce(values, axis=None))):
         raise InvalidDataError("values to release contain NaN/inf; the iterates diverged before this release")
     return values, values.shape[1]
 
 
 def _per_agent(name: str, value, num_agents: int) -> np.ndarray:
+    if isinstance(value, (float, int, np.floating, np.integer)) and not isinstance(value, bool):
+        scalar = float(value)   # the common case, a scalar: checked without building arrays first
+        if math.isfinite(scalar) and scalar >= 0:
+            array = np.full(num_agents, scalar)
+            array.setflags(write=False)
+            return array
     array = np.asarray(value, dtype=float)
     try:
         array = np.broadcast_to(array, (num_agents,)).copy()

@@ -12,6 +12,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from dpverify.algorithms.core.blocking import row_blocks
 from dpverify.algorithms.core.errors import InvalidDataError, InvalidParameterError
 from dpverify.algorithms.core.validation import require_finite, require_positive
 
@@ -180,12 +181,23 @@ class Problem:
         (..., N, M) coefficients; nothing of size (..., N, M, d) is formed.
         """
         W = _check_iterates(W, data)
-        coefficients = self._sample_coefficients(W, data)
         if clip is not None:
             clip = require_positive("clip", clip, "per-sample clipping to c1, spec §2.6")
-            norms = np.abs(coefficients) * np.linalg.norm(data.features, axis=-1)
-            coefficients = coefficients * np.minimum(1.0, clip / np.maximum(norms, np.finfo(float).tiny))
-        return np.einsum("...nm,nmd->...nd", coefficients, data.features, optimize=True) / data.num_samples
+        rows = W.reshape(-1, data.num_agents, data.dim)
+        total = np.empty(rows.shape)
+        # Agent-major products (one BLAS call per agent for a block of rows), the (N, M, rows) coefficients formed
+        # a block of rows at a time (core/blocking.py) and transformed in place.
+        transposed_features = data.features.transpose(0, 2, 1)                   # (N, d, M)
+        for block in row_blocks(rows.shape[0], data.num_agents * data.num_samples):
+            residual = np.matmul(data.features, rows[block].transpose(1, 2, 0))   # (N, M, rows): x_kj^T w_k
+            residual -= data.targets[..., None]
+            coefficients = self._coefficients_in_place(residual)
+            if clip is not None:
+                norms = np.abs(coefficients) * data.feature_norms[..., None]
+                coefficients *= np.minimum(1.0, clip / np.maximum(norms, np.finfo(float).tiny))
+            total[block] = np.matmul(transposed_features, coefficients).transpose(2, 0, 1)   # sum_j coeff_kj x_kj
+        total /= data.num_samples
+        return total.reshape(W.shape)
 
     def regularizer_subgradient(self, W: np.ndarray) -> np.ndarray:
         """R'(w_k): l2: 2w; elastic_net: l1 sign(w) + 2 l2 w (sign(0) = 0); none: 0."""
@@ -201,13 +213,18 @@ class Problem:
         return self.loss_subgradient(W, data, clip) + self.lam / data.num_agents * self.regularizer_subgradient(W)
 
     def _sample_coefficients(self, W: np.ndarray, data: LocalData) -> np.ndarray:
-        residual = _residuals(W, data)
-        return 2.0 * residual if self.loss == "squared" else np.sign(residual)
+        return self._coefficients_in_place(_residuals(W, data))
+
+    def _coefficients_in_place(self, residual: np.ndarray) -> np.ndarray:
+        """l'(r) per sample from the residuals r = x^T w - y, overwriting them: 2r (squared) or sign(r) (absolute)."""
+        return np.multiply(residual, 2.0, out=residual) if self.loss == "squared" else np.sign(residual, out=residual)
 
 
 def _residuals(W: np.ndarray, data: LocalData) -> np.ndarray:
-    """x_kj^T w_k - y_kj: (..., N, d) -> (..., N, M)."""
-    return np.einsum("nmd,...nd->...nm", data.features, W, optimize=True) - data.targets
+    """x_kj^T w_k - y_kj: (..., N, d) -> (..., N, M), a fresh array."""
+    residual = np.einsum("nmd,...nd->...nm", data.features, W, optimize=True)
+    residual -= data.targets
+    return residual
 
 
 def _check_iterates(W, data: LocalData) -> np.ndarray:

@@ -23,11 +23,14 @@ from typing import Protocol
 import networkx as nx
 import numpy as np
 
+from dpverify.algorithms.core.blocking import row_blocks
 from dpverify.algorithms.core.errors import (
     InvalidDataError,
     InvalidGraphError,
     InvalidParameterError,
 )
+from dpverify.algorithms.core.mixing import mix as mix_neighbours
+from dpverify.algorithms.core.mixing import mix_per_link
 from dpverify.algorithms.core.noise import PrivacyLedger, laplace_mechanism
 from dpverify.algorithms.core.validation import require_positive, require_positive_int
 
@@ -155,22 +158,35 @@ class Localization:
     def num_agents(self) -> int:
         return self.sensors.shape[0]
 
-    def _gradients(self, t: int, points: np.ndarray, sensors: np.ndarray, distances: np.ndarray) -> np.ndarray:
+    @staticmethod
+    def _factors(points: np.ndarray, sensors: np.ndarray, distances: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """(1 - d/r, x - s) with r = ||x - s||, the factor 0 where r < GRADIENT_AT_SENSOR: grad = factor * gap."""
         gap = points - sensors
-        r = np.linalg.norm(gap, axis=-1, keepdims=True)
-        factor = np.where(r < GRADIENT_AT_SENSOR, 0.0, 1.0 - distances[..., None] / np.maximum(r, GRADIENT_AT_SENSOR))
-        return factor * gap
+        r = np.sqrt(np.einsum("...d,...d->...", gap, gap))   # ||gap||: linalg.norm's sum, without its per-call overhead
+        factor = np.where(r < GRADIENT_AT_SENSOR, 0.0, 1.0 - distances / np.maximum(r, GRADIENT_AT_SENSOR))
+        return factor, gap
+
+    def _gradients(self, points: np.ndarray, sensors: np.ndarray, distances: np.ndarray) -> np.ndarray:
+        factor, gap = self._factors(points, sensors, distances)
+        return factor[..., None] * gap
 
     def own_gradient(self, t: int, x: np.ndarray) -> np.ndarray:
-        return self._gradients(t, x, self.sensors, self.distances[t - 1])
+        return self._gradients(x, self.sensors, self.distances[t - 1])
 
     def node_gradient(self, t: int, i: int, x: np.ndarray) -> np.ndarray:
         """grad f_t^i(x) of node i alone, x (d,): the contract's gradient oracle, called once per agent and round."""
-        return self._gradients(t, x, self.sensors[i], self.distances[t - 1, i])
+        return self._gradients(x, self.sensors[i], self.distances[t - 1, i])
 
     def global_gradient(self, t: int, x: np.ndarray) -> np.ndarray:
-        every = self._gradients(t, x[..., :, None, :], self.sensors, self.distances[t - 1])  # (R, N_i, N_j, d)
-        return every.sum(axis=-2)
+        """sum_j grad f_t^j(x^i) for points x (..., N_i, d). The (..., N_i, N_j, d) terms are formed a block of
+        leading rows at a time (core/blocking.py), so its temporaries stay small."""
+        x = np.asarray(x, dtype=float)
+        rows = x.reshape(-1, *x.shape[-2:])
+        total = np.empty_like(rows)
+        for block in row_blocks(rows.shape[0], rows[0].size * self.num_agents):
+            factor, gap = self._factors(rows[block, :, None, :], self.sensors, self.distances[t - 1])
+            np.einsum("rij,rijd->rid", factor, gap, out=total[block])   # sum over senders j
+        return total.reshape(x.shape)
 
     def value(self, t: int, x: np.ndarray) -> np.ndarray:
         """sum_j f_t^j(x) for points (..., d)."""
@@ -333,7 +349,7 @@ def regret_of_iterates(costs: Costs, iterates: np.ndarray, checkpoints) -> tuple
 
 def mix(schedule_matrix: np.ndarray, broadcasts: np.ndarray, iterates: np.ndarray, self_copy: str) -> np.ndarray:
     """z_t^i = sum_j a_ij(t) q_t^j (eq. (6)); `clean`: node i's own term uses x_t^i."""
-    z = np.einsum("ij,rjd->rid", schedule_matrix, broadcasts)
+    z = mix_neighbours(schedule_matrix, broadcasts)
     if self_copy == "clean":
         z = z + np.diagonal(schedule_matrix)[None, :, None] * (iterates - broadcasts)
     return z
@@ -380,7 +396,7 @@ def run_dpdo_nc(costs: Costs, schedule: Schedule, params: DpdoNcParams, *, horiz
             q_links = copies.copy() if sigma == 0 else laplace_mechanism(copies, bound, sigma, rng, ledger=ledger,
                                                                          iteration=t, label="per-link q_t^{j->i}")
             q_links = q_links.reshape(replicas, n, n, dim)  # (R, receiver, sender, d)
-            z = np.einsum("ij,rijd->rid", a, q_links)
+            z = mix_per_link(a, q_links)
             if params.self_copy == "clean":
                 z = z + np.diagonal(a)[None, :, None] * (x - q_links[:, np.arange(n), np.arange(n)])
             q = q_links[:, np.arange(n), np.arange(n)]

@@ -22,6 +22,7 @@ from dpverify.algorithms.core.errors import (
     InvalidGraphError,
     InvalidParameterError,
 )
+from dpverify.algorithms.core.mixing import mix, mix_per_link
 from dpverify.algorithms.core.network import Network, metropolis_weights
 from dpverify.algorithms.core.noise import PrivacyLedger, gaussian_mechanism
 from dpverify.algorithms.core.validation import require_finite, require_positive_int
@@ -212,14 +213,15 @@ def step(states: np.ndarray, k: int, gradient: Gradient, params: WangBasarParams
             messages = gaussian_mechanism(copies, lam, noise_std, rng, ledger=ledger, iteration=k,
                                           label="wang-basar/eq-8 per link").reshape(replicas, m, m, d)
     if messages.ndim == 3:
-        return np.einsum("ij,rjd->rid", params.weights, messages), messages   # eq. (9)
-    return np.einsum("ij,rijd->rid", params.weights, messages), messages
+        return mix(params.weights, messages), messages   # eq. (9)
+    return mix_per_link(params.weights, messages), messages
 
 
 def consensus_moments(states: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """xbar = the average over agents and ||x - 1 (x) xbar||^2 of states (..., m, d): (..., d) and (...)."""
-    average = states.mean(axis=-2)
-    return average, np.sum((states - average[..., None, :]) ** 2, axis=(-2, -1))
+    average = states.sum(axis=-2) / states.shape[-2]   # = mean(axis=-2), without its per-call overhead
+    deviation = states - average[..., None, :]
+    return average, np.einsum("...md,...md->...", deviation, deviation)   # one pass, no squared temporary
 
 
 @dataclass(frozen=True)

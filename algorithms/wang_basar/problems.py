@@ -14,6 +14,12 @@ from dpverify.algorithms.core.errors import InvalidParameterError
 EXTENSIONS = ("radial_linear", "none")
 
 
+def euclidean_norms(points: np.ndarray) -> np.ndarray:
+    """||p|| over the last axis, kept as a length-1 axis: np.linalg.norm's sum of squares, without its per-call
+    overhead (it dominated the d = 2 gradient)."""
+    return np.sqrt(np.einsum("...d,...d->...", points, points))[..., None]
+
+
 @dataclass(frozen=True, eq=False)
 class Estimation:
     """f_i(theta) = ||Y_i - M theta||^2 + kappa ||theta||^3 (L556), kappa = -0.1 (L560), M and Y_i of L562.
@@ -49,7 +55,7 @@ class Estimation:
 
     def local_gradients_inside(self, theta: np.ndarray) -> np.ndarray:
         """grad f_i(theta_i) = -2 M^T Y_i + 2 M^T M theta + 3 kappa ||theta|| theta (L566); theta (..., m, d)."""
-        radius = np.linalg.norm(theta, axis=-1, keepdims=True)
+        radius = euclidean_norms(theta)
         return (-2.0 * self.measurements @ self.matrix + 2.0 * theta @ (self.matrix.T @ self.matrix)
                 + 3.0 * self.kappa * radius * theta)
 
@@ -60,7 +66,7 @@ class Estimation:
         projected = np.clip(states, self.low, self.high)
         gradient = self.local_gradients_inside(projected)
         outward = states - projected
-        distance = np.linalg.norm(outward, axis=-1, keepdims=True)
+        distance = euclidean_norms(outward)
         scale = self.ext_c * np.minimum(distance / self.ext_delta_r, 1.0) / np.maximum(distance, 1e-300)
         return gradient + scale * outward
 
@@ -126,7 +132,8 @@ class Ica:
 
     def local_gradients(self, states: np.ndarray) -> np.ndarray:
         projections = np.einsum("mnd,rmd->rmn", self.samples, states)
-        euclidean = self.sign * 4.0 * np.einsum("rmn,mnd->rmd", projections**3, self.samples) / self.samples.shape[1]
+        cubes = projections * projections * projections   # not **3: numpy's pow() is ~50x slower than two products
+        euclidean = self.sign * 4.0 * np.einsum("rmn,mnd->rmd", cubes, self.samples) / self.samples.shape[1]
         radial = np.sum(euclidean * states, axis=-1, keepdims=True)
         return euclidean - radial * states
 
@@ -143,4 +150,4 @@ class QuarticMaximumTest:
     offsets: np.ndarray   # (m, d), rows sum to zero
 
     def local_gradients(self, states: np.ndarray) -> np.ndarray:
-        return states**3 - states + self.offsets
+        return states * states * states - states + self.offsets   # theta^3 as products: pow() is ~50x slower

@@ -20,6 +20,7 @@ from typing import Callable
 import numpy as np
 
 from dpverify.algorithms.core.errors import InvalidDataError, InvalidParameterError
+from dpverify.algorithms.core.mixing import mix
 from dpverify.algorithms.core.network import Network
 from dpverify.algorithms.core.noise import PrivacyLedger, gaussian_mechanism
 from dpverify.algorithms.core.privacy import zcdp_from_dp
@@ -274,21 +275,33 @@ def primal_update(
     network: Network,
     rho: float,
     eta,
+    neighbour_sum: np.ndarray | None = None,
 ) -> np.ndarray:
     """Closed form of (7) (spec §2.4): setting the gradient of the strongly convex quadratic
     (w - wt_k)/eta + g + gamma + 2 rho sum_l (w - (wt_k + wt_l)/2) to zero gives
     w_k = [wt_k/eta + rho (|N_k| wt_k + sum_l wt_l) - gamma_k - g_k] / (1/eta + 2 rho |N_k|).
-    eta: scalar or (N,) (per-client step)."""
+    eta: scalar or (N,) (per-client step). neighbour_sum: sum_l wt_l = A wt if already computed (`neighbour_sums`)."""
     inverse_eta = 1.0 / np.broadcast_to(np.asarray(eta, dtype=float), (network.num_agents,))[:, None]
     degrees = network.degrees[:, None]
-    neighbour_sum = network.adjacency @ broadcast_prev  # one matmul over all replicas
+    if neighbour_sum is None:
+        neighbour_sum = neighbour_sums(network, broadcast_prev)
     numerator = broadcast_prev * inverse_eta + rho * (degrees * broadcast_prev + neighbour_sum) - dual_prev - subgradient
     return numerator / (inverse_eta + 2.0 * rho * degrees)
 
 
-def dual_update(dual_prev: np.ndarray, broadcast: np.ndarray, network: Network, rho: float) -> np.ndarray:
-    """eq. (9): gamma_k += rho sum_{l in N_k} (tilde w_k - tilde w_l), from received (noisy) messages only."""
-    return dual_prev + rho * (network.degrees[:, None] * broadcast - network.adjacency @ broadcast)
+def dual_update(dual_prev: np.ndarray, broadcast: np.ndarray, network: Network, rho: float,
+                neighbour_sum: np.ndarray | None = None) -> np.ndarray:
+    """eq. (9): gamma_k += rho sum_{l in N_k} (tilde w_k - tilde w_l), from received (noisy) messages only.
+    neighbour_sum: sum_l wt_l = A wt if already computed (`neighbour_sums`)."""
+    if neighbour_sum is None:
+        neighbour_sum = neighbour_sums(network, broadcast)
+    return dual_prev + rho * (network.degrees[:, None] * broadcast - neighbour_sum)
+
+
+def neighbour_sums(network: Network, broadcast: np.ndarray) -> np.ndarray:
+    """sum_{l in N_k} tilde w_l for every agent and replica: A tilde W. Eq. (9) at n and (7) at n + 1 both need it
+    for the same broadcast, so run_zcdp_nfl computes it once per iteration."""
+    return mix(network.adjacency, broadcast)
 
 
 # ----------------------------------------------------------------------------------------------------
@@ -451,15 +464,18 @@ def run_zcdp_nfl(
         broadcast = np.zeros(shape)
     record(0, primal, broadcast, dual)
 
+    neighbour_sum = neighbour_sums(network, broadcast)
     for n in range(1, horizon + 1):
         reg_point = broadcast if params.subgradient_point == "broadcast" else primal
         subgradient = problem.loss_subgradient(broadcast, data, clip) + (
             problem.lam / network.num_agents * problem.regularizer_subgradient(reg_point)
         )
-        primal = primal_update(broadcast, dual, subgradient, network, params.rho, params.step.eta(n))  # eq. (7)
+        primal = primal_update(broadcast, dual, subgradient, network, params.rho, params.step.eta(n),
+                               neighbour_sum)  # eq. (7)
         sensitivity = sensitivity_bound(params, network, data.num_samples, n)  # Lemma I
         broadcast, variances[n] = noisy_broadcast(primal, sensitivity, n, params.noise, rng, ledger, "zcdp-nfl")
-        dual = dual_update(dual, broadcast, network, params.rho)  # eq. (9)
+        neighbour_sum = neighbour_sums(network, broadcast)   # used by (9) now and by (7) at n + 1
+        dual = dual_update(dual, broadcast, network, params.rho, neighbour_sum)  # eq. (9)
         record(n, primal, broadcast, dual)
 
     return Trajectory(

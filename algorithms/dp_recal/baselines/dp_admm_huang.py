@@ -25,6 +25,7 @@ from __future__ import annotations
 import numpy as np
 
 from dpverify.algorithms.core.errors import InvalidParameterError
+from dpverify.algorithms.core.mixing import mix
 from dpverify.algorithms.core.network import Network
 from dpverify.algorithms.core.problems import LocalData
 from dpverify.algorithms.dp_recal.baselines import dp_common as common
@@ -66,12 +67,12 @@ def run(problem: CompositeProblem, data: LocalData, network: Network, *, epsilon
     for k in range(1, plf + 1):
         eta = etas[k - 1]
         kappa = (2.0 * c * degrees + 1.0 / eta)[:, None]
-        pull = c * (degrees[:, None] * X + np.einsum("ij,rjq->riq", adjacency, X))
+        pull = c * (degrees[:, None] * X + mix(adjacency, X))
         V = (pull - alpha - problem.local_gradients(X, data, clip) + X / eta) / kappa
         X = common.prox_per_row(problem, V, 1.0 / kappa)
         if sigma1 > 0:
             X = X + rng.standard_normal(X.shape) * common.noise_std(sigma1, decay, k)
-        alpha = alpha + c * np.einsum("ij,rjq->riq", laplacian, X)
+        alpha = alpha + c * mix(laplacian, X)
         history.append(X.mean(axis=1))
     settings = {"stepsize": eta0, "stepsize_decay": gamma, "stepsize_schedule": "eta_k = eta_0 gamma^k, k = 0..K-1",
                 "stepsize_rule": f"eta_0 = {STEPSIZE_FRACTION[problem.loss]} / L" if stepsize is None else "given",

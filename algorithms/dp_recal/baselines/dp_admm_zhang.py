@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from dpverify.algorithms.core.mixing import mix
 from dpverify.algorithms.core.network import Network
 from dpverify.algorithms.core.problems import LocalData
 from dpverify.algorithms.dp_recal.baselines import dp_common as common
@@ -60,12 +61,12 @@ def run(problem: CompositeProblem, data: LocalData, network: Network, *, epsilon
     alpha = np.zeros_like(X)
     history = [X.mean(axis=1)]
     for k in range(1, plf + 1):
-        linear = alpha - c * (degrees[:, None] * X + np.einsum("ij,rjq->riq", adjacency, X))
+        linear = alpha - c * (degrees[:, None] * X + mix(adjacency, X))
         std = common.noise_std(sigma1, decay, k)
         X = common.solve_admm_subproblem(problem, data, linear, c * degrees, X, clip, noise_std=std)
         if sigma1 > 0:
             X = X + rng.standard_normal(X.shape) * std                                  # PVP
-        alpha = alpha + c * np.einsum("ij,rjq->riq", laplacian, X)
+        alpha = alpha + c * mix(laplacian, X)
         history.append(X.mean(axis=1))
     settings = {"stepsize": step, "penalty": c,
                 "stepsize_rule": f"1/(c), c = {PENALTY_FACTOR[problem.loss]} L" if stepsize is None else "given (= 1/penalty)",

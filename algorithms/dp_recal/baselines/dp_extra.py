@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from dpverify.algorithms.core.mixing import mix
 from dpverify.algorithms.core.network import Network
 from dpverify.algorithms.core.problems import LocalData
 from dpverify.algorithms.dp_recal.baselines import dp_common as common
@@ -44,7 +45,6 @@ def run(problem: CompositeProblem, data: LocalData, network: Network, *, epsilon
     sensitivity = alpha * common.gradient_change(clip, data.num_samples, sensitivity_reading)
     sigma1 = common.calibrated_sigma1(epsilon, delta, decay, np.full(plf, sensitivity))
     W, W_tilde = common.mixing_matrices(network)
-    mix = lambda M, X: np.einsum("ij,rjq->riq", M, X)  # noqa: E731
 
     def released(X, k):
         return X + rng.standard_normal(X.shape) * common.noise_std(sigma1, decay, k) if sigma1 > 0 else X

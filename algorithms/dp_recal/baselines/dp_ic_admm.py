@@ -34,6 +34,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from dpverify.algorithms.core.mixing import mix
 from dpverify.algorithms.core.network import Network
 from dpverify.algorithms.core.problems import LocalData
 from dpverify.algorithms.dp_recal.baselines import dp_common as common
@@ -74,11 +75,11 @@ def run(problem: CompositeProblem, data: LocalData, network: Network, *, epsilon
     history = [X.mean(axis=1)]
     for k in range(1, plf + 1):
         gradient = problem.local_gradients(X, data, clip)
-        pull = beta[:, None] * X + c * (degrees[:, None] * X + np.einsum("ij,rjq->riq", adjacency, X))
+        pull = beta[:, None] * X + c * (degrees[:, None] * X + mix(adjacency, X))
         X = common.prox_per_row(problem, (pull - gradient - dual) / modulus, 1.0 / modulus)
         if sigma1 > 0:
             X = X + rng.standard_normal(X.shape) * common.noise_std(sigma1, decay, k)            # PVP
-        dual = dual + c * np.einsum("ij,rjq->riq", laplacian, X)
+        dual = dual + c * mix(laplacian, X)
         history.append(X.mean(axis=1))
     settings = {"stepsize": step, "penalty": c, "proximal_weight": "beta_i = L_i" if proximal_weight is None else "given",
                 "stepsize_rule": f"1/c, c = {PENALTY_FACTOR[problem.loss]} L" if stepsize is None else "given (= 1/penalty)",

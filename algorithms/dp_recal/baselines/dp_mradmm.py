@@ -27,6 +27,7 @@ from __future__ import annotations
 import numpy as np
 
 from dpverify.algorithms.core.errors import InvalidParameterError
+from dpverify.algorithms.core.mixing import mix
 from dpverify.algorithms.core.network import Network
 from dpverify.algorithms.core.problems import LocalData
 from dpverify.algorithms.dp_recal.baselines import dp_common as common
@@ -64,7 +65,7 @@ def run(problem: CompositeProblem, data: LocalData, network: Network, *, epsilon
     history = [X.mean(axis=1)]
     for k in range(1, iterations + 1):
         c = penalties[k - 1]
-        pull = c * (degrees * X + np.einsum("ij,rjq->riq", adjacency, X))
+        pull = c * (degrees * X + mix(adjacency, X))
         if k % 2 == 1:
             std = common.noise_std(sigma1, decay, (k + 1) // 2)
             X = common.solve_admm_subproblem(problem, data, alpha - pull, c * network.degrees, X, clip, noise_std=std)
@@ -73,7 +74,7 @@ def run(problem: CompositeProblem, data: LocalData, network: Network, *, epsilon
             recycled = -alpha - 2.0 * c * degrees * X + pull                      # KKT of the odd step
         else:
             X = (pull - alpha - recycled) / (2.0 * c * degrees)
-        alpha = alpha + dual_step * np.einsum("ij,rjq->riq", laplacian, X)
+        alpha = alpha + dual_step * mix(laplacian, X)
         history.append(X.mean(axis=1))
     settings = {"stepsize": alpha0, "stepsize_decay": gamma, "penalty_schedule": "c_k = 1/(alpha_0 gamma^(k-1))",
                 "stepsize_rule": f"alpha_0 = 1/c_0, c_0 = {PENALTY_FACTOR[problem.loss]} L" if stepsize is None else "given",

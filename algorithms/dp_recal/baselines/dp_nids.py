@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from dpverify.algorithms.core.mixing import mix
 from dpverify.algorithms.core.network import Network
 from dpverify.algorithms.core.problems import LocalData
 from dpverify.algorithms.dp_recal.baselines import dp_common as common
@@ -52,7 +53,7 @@ def run(problem: CompositeProblem, data: LocalData, network: Network, *, epsilon
         V = 2.0 * X - X_old - alpha * (grad - grad_old)                         # the message v^k
         if sigma1 > 0:
             V = V + rng.standard_normal(V.shape) * common.noise_std(sigma1, decay, k)
-        Z = Z - X + np.einsum("ij,rjq->riq", W_tilde, V)                        # Z^{k+1}
+        Z = Z - X + mix(W_tilde, V)                        # Z^{k+1}
         X_old, grad_old = X, grad
         X = problem.prox_scaled_r(Z, alpha)                                     # X^{k+1}
         history.append(X.mean(axis=1))

@@ -64,7 +64,7 @@ def run(problem: CompositeProblem, data: LocalData, network: Network, *, epsilon
     while np.any(running):
         neighbours = adjacency[holder]                                               # (R, n) 0/1
         x_i, d_i = X[rows, holder], degrees[holder]
-        linear = alpha[rows, holder] - c * (d_i[:, None] * x_i + np.einsum("rj,rjq->rq", neighbours, X))
+        linear = alpha[rows, holder] - c * (d_i[:, None] * x_i + (neighbours[:, None, :] @ X)[:, 0])
         counts[rows, holder] += running
         std = common.noise_std(sigma1, decay, counts[rows, holder])
         x_new = common.solve_admm_subproblem(problem, data, linear, c * d_i, x_i, clip, agents=holder,
@@ -74,7 +74,7 @@ def run(problem: CompositeProblem, data: LocalData, network: Network, *, epsilon
         x_new = np.where(running[:, None], x_new, x_i)
         gaps = x_new[:, None, :] - X                                                 # x~_i - x~_j for every j
         alpha = alpha - c * (neighbours * running[:, None])[..., None] * gaps
-        alpha[rows, holder] += running[:, None] * c * np.einsum("rj,rjq->rq", neighbours, gaps)
+        alpha[rows, holder] += running[:, None] * c * (neighbours[:, None, :] @ gaps)[:, 0]
         X[rows, holder] = x_new
         messages += running * 2 * d_i.astype(np.int64)
         iterations += running

@@ -1,0 +1,205 @@
+"""The hot-path kernels of issue 17 against straightforward formulations (loops, einsum, x**3) on small random
+instances, to 1e-12: mixing, blocked regret gradients and loss subgradients, the shared neighbour product of
+zCDP-NFL, cubes as products, consensus moments, and the cheap validation of the noise mechanisms."""
+
+from __future__ import annotations
+
+import networkx as nx
+import numpy as np
+import pytest
+
+from dpverify.algorithms.core import blocking
+from dpverify.algorithms.core.blocking import row_blocks
+from dpverify.algorithms.core.errors import InvalidDataError, InvalidParameterError
+from dpverify.algorithms.core.mixing import mix, mix_per_link
+from dpverify.algorithms.core.network import Network
+from dpverify.algorithms.core.noise import PrivacyLedger, gaussian_mechanism, laplace_mechanism
+from dpverify.algorithms.core.problems import LocalData, Problem
+from dpverify.algorithms.dpdo_nc.algorithm import localization_instance
+from dpverify.algorithms.wang_basar.algorithm import consensus_moments
+from dpverify.algorithms.wang_basar.problems import Estimation, Ica, QuarticMaximumTest
+from dpverify.algorithms.zcdp_nfl.algorithm import (
+    StepSchedule,
+    ZcdpNflParams,
+    ZcdpSchedule,
+    dual_update,
+    neighbour_sums,
+    noisy_broadcast,
+    primal_update,
+    run_zcdp_nfl,
+    sensitivity_bound,
+)
+
+RTOL = 1e-12
+
+
+def close(fast, slow):
+    """Agreement to 1e-12 relative to the array's scale (elementwise relative error is meaningless near 0)."""
+    fast, slow = np.asarray(fast), np.asarray(slow)
+    assert fast.shape == slow.shape
+    assert np.max(np.abs(fast - slow), initial=0.0) <= RTOL * max(np.max(np.abs(slow), initial=0.0), 1e-300)
+
+
+def weight_matrices(rng, n):
+    """A dense random matrix and a sparse one (a ring: most weights are exact zeros)."""
+    ring = sum(np.roll(np.eye(n), shift, axis=1) for shift in (-1, 0, 1)) / 3.0
+    return [rng.random((n, n)), ring]
+
+
+@pytest.fixture(autouse=True)
+def tiny_blocks(monkeypatch):
+    """Blocks of a few rows, so every blocked kernel here runs over several blocks and a partial last one."""
+    monkeypatch.setattr(blocking, "BLOCK_ELEMENTS", 50)
+
+
+@pytest.mark.parametrize("n", [2, 5, 13])
+def test_mix_is_the_neighbour_sum(n):
+    rng = np.random.default_rng(n)
+    states = rng.standard_normal((7, n, 3))
+    for weights in weight_matrices(rng, n):
+        loop = np.array([[sum(weights[i, j] * states[r, j] for j in range(n)) for i in range(n)] for r in range(7)])
+        close(mix(weights, states), loop)
+        close(mix(weights, states), np.einsum("ij,rjd->rid", weights, states))
+
+
+@pytest.mark.parametrize("n", [2, 6])
+def test_mix_per_link_weighs_what_each_receiver_got(n):
+    rng = np.random.default_rng(n)
+    messages = rng.standard_normal((4, n, n, 2))   # (R, receiver, sender, d)
+    for weights in weight_matrices(rng, n):
+        loop = np.array([[sum(weights[i, j] * messages[r, i, j] for j in range(n)) for i in range(n)] for r in range(4)])
+        close(mix_per_link(weights, messages), loop)
+
+
+@pytest.mark.parametrize("rows, per_row", [(0, 3), (1, 3), (17, 3), (17, 1000), (5, 0)])
+def test_row_blocks_cover_every_row_once(rows, per_row):
+    blocks = row_blocks(rows, per_row)
+    covered = np.concatenate([np.arange(rows)[b] for b in blocks]) if blocks else np.array([], dtype=int)
+    np.testing.assert_array_equal(covered, np.arange(rows))
+    assert all(b.stop - b.start <= max(1, blocking.BLOCK_ELEMENTS // max(1, per_row)) for b in blocks)
+
+
+@pytest.mark.parametrize("layout", ["paper", "distinct"])
+def test_localization_gradients_equal_per_node_sums(layout):
+    instance = localization_instance(np.random.default_rng(3), 4, num_agents=5, sensor_layout=layout)
+    x = np.random.default_rng(4).uniform(-1, 2, (9, 5, 2))
+    x[0, 0] = instance.sensors[0]                      # at a sensor: the gradient is 0 there (spec P17)
+    t = 3
+    loop = np.array([[sum(instance.node_gradient(t, j, x[r, i]) for j in range(5)) for i in range(5)] for r in range(9)])
+    close(instance.global_gradient(t, x), loop)
+    close(instance.global_gradient(t, x[None]), loop[None])          # any leading axes
+    own = np.array([[instance.node_gradient(t, i, x[r, i]) for i in range(5)] for r in range(9)])
+    close(instance.own_gradient(t, x), own)
+
+
+def _data(rng, agents=4, samples=6, dim=3):
+    return LocalData(rng.uniform(-1, 1, (agents, samples, dim)), rng.standard_normal((agents, samples)))
+
+
+@pytest.mark.parametrize("problem", [Problem("absolute", "none", 1.0), Problem("squared", "l2", 0.5)])
+@pytest.mark.parametrize("clip", [None, 0.3])
+def test_loss_subgradient_is_the_mean_of_per_sample_subgradients(problem, clip):
+    rng = np.random.default_rng(5)
+    data = _data(rng)
+    W = rng.standard_normal((2, 5, 4, 3))            # (T, R, N, d): blocks cut across the leading axes
+    expected = np.zeros_like(W)
+    for index in np.ndindex(W.shape[:2]):
+        for k in range(4):
+            for j in range(6):
+                residual = data.features[k, j] @ W[index][k] - data.targets[k, j]
+                g = (2 * residual if problem.loss == "squared" else np.sign(residual)) * data.features[k, j]
+                if clip is not None:
+                    g = g * min(1.0, clip / max(np.linalg.norm(g), np.finfo(float).tiny))
+                expected[index][k] += g / 6
+    close(problem.loss_subgradient(W, data, clip), expected)
+
+
+def test_shared_neighbour_product_gives_the_updates_that_compute_their_own():
+    rng = np.random.default_rng(6)
+    network = Network.from_networkx(nx.cycle_graph(6))
+    broadcast, dual, g = (rng.standard_normal((3, 6, 2)) for _ in range(3))
+    loop = np.array([[sum(broadcast[r, l] for l in network.neighbors(k)) for k in range(6)] for r in range(3)])
+    close(neighbour_sums(network, broadcast), loop)
+    close(primal_update(broadcast, dual, g, network, 0.3, 0.7, loop), primal_update(broadcast, dual, g, network, 0.3, 0.7))
+    close(dual_update(dual, broadcast, network, 0.3, loop), dual_update(dual, broadcast, network, 0.3))
+
+
+def test_run_zcdp_nfl_equals_algorithm_1_with_each_product_recomputed():
+    """The reference run (one A tilde W per iteration) against eqs. (7)-(9) written out, same draws in the same order."""
+    rng = np.random.default_rng(7)
+    network = Network.from_networkx(nx.random_regular_graph(3, 8, seed=1))
+    data = _data(rng, agents=8, samples=5, dim=3)
+    problem = Problem("absolute", "none", 1.0)
+    params = ZcdpNflParams(rho=0.2, step=StepSchedule(1.0, 0.5), c1=1.0, noise=ZcdpSchedule(1e-2, 0.99))
+    run = run_zcdp_nfl(problem, data, network, params, horizon=12, replicas=4, rng=np.random.default_rng(8))
+    draws = np.random.default_rng(8)
+    broadcast, dual = np.zeros((4, 8, 3)), np.zeros((4, 8, 3))
+    for n in range(1, 13):
+        g = problem.local_subgradient(broadcast, data)
+        primal = primal_update(broadcast, dual, g, network, params.rho, params.step.eta(n))
+        close(run.primal[n], primal)
+        broadcast, _ = noisy_broadcast(primal, sensitivity_bound(params, network, data.num_samples, n), n,
+                                       params.noise, draws, PrivacyLedger(), "")
+        close(run.broadcast[n], broadcast)
+        dual = dual_update(dual, broadcast, network, params.rho)
+    close(run.final_dual, dual)
+
+
+def test_cubes_are_the_power_three():
+    rng = np.random.default_rng(9)
+    states = rng.standard_normal((3, 5, 2))
+    offsets = rng.standard_normal((5, 2))
+    close(QuarticMaximumTest(offsets).local_gradients(states), states**3 - states + offsets)
+    samples = rng.choice([-1.0, 1.0], size=(5, 7, 2))
+    ica = Ica(samples)
+    loop = np.zeros_like(states)
+    for r in range(3):
+        for i in range(5):
+            u = states[r, i]
+            euclidean = 4.0 * sum((u @ y) ** 3 * y for y in samples[i]) / 7
+            loop[r, i] = euclidean - (euclidean @ u) * u
+    close(ica.local_gradients(states), loop)
+
+
+def test_estimation_gradients_equal_the_per_agent_oracle():
+    problem = Estimation.as_printed()
+    states = np.random.default_rng(10).uniform(-10, 6, (4, 5, 2))    # inside and outside the box
+    loop = np.array([[problem.agent_gradient(i, states[r, i]) for i in range(5)] for r in range(4)])
+    close(problem.local_gradients(states), loop)
+
+
+def test_consensus_moments_are_the_mean_and_the_squared_spread():
+    states = np.random.default_rng(11).standard_normal((6, 5, 3))
+    average, spread = consensus_moments(states)
+    close(average, states.mean(axis=1))
+    close(spread, np.array([sum(np.sum((x - x.mean(axis=0)) ** 2) for x in [states[r]]) for r in range(6)]))
+
+
+@pytest.mark.parametrize("mechanism", [gaussian_mechanism, laplace_mechanism])
+def test_mechanisms_still_refuse_non_finite_values_and_accept_huge_finite_ones(mechanism):
+    values = np.zeros((2, 3, 2))
+    for bad in (np.nan, np.inf, -np.inf):
+        values[1, 2, 0] = bad
+        with pytest.raises(InvalidDataError, match="NaN/inf"):
+            mechanism(values, 1.0, 1.0, np.random.default_rng(0))
+    huge = np.full((2, 3, 2), 1e308)                     # the sum overflows; no value is non-finite
+    assert np.all(np.isfinite(mechanism(huge, 1.0, 1.0, np.random.default_rng(0))))
+
+
+@pytest.mark.parametrize("bad", [np.nan, -1.0, np.inf, [1.0, 2.0]])
+def test_mechanisms_still_refuse_bad_scales(bad):
+    with pytest.raises(InvalidParameterError, match="sigma must"):
+        gaussian_mechanism(np.zeros((2, 3, 2)), 1.0, bad, np.random.default_rng(0))
+
+
+def test_recorded_privacy_equals_the_general_formula():
+    sensitivity, sigma = np.array([0.0, 1.0, 2.0]), np.array([0.5, 0.5, 0.0])
+    ledger = PrivacyLedger()
+    gaussian_mechanism(np.zeros((1, 3, 2)), sensitivity, sigma, np.random.default_rng(0), ledger=ledger,
+                       allow_non_private=True)
+    gaussian_mechanism(np.zeros((1, 3, 2)), sensitivity, 0.5 + sigma, np.random.default_rng(0), ledger=ledger)
+    laplace_mechanism(np.zeros((1, 3, 2)), sensitivity, 0.5 + sigma, np.random.default_rng(0), ledger=ledger)
+    first, second, third = ledger.releases
+    np.testing.assert_array_equal(first.zcdp, [0.0, 2.0, np.inf])          # Delta^2/(2 sigma^2), 0 when Delta = 0
+    close(second.zcdp, sensitivity**2 / (2 * (0.5 + sigma) ** 2))
+    close(third.epsilon, sensitivity / (0.5 + sigma))
