@@ -1,0 +1,121 @@
+"""The privacy table's accountant (theory/accounting.py) against closed forms and the issue's example."""
+
+import math
+import sys
+
+import numpy as np
+import pytest
+
+from dpverify.algorithms.core.mirror import SquaredEuclidean
+from dpverify.algorithms.core.noise import GAUSSIAN, LAPLACE, PrivacyLedger, gaussian_mechanism, laplace_mechanism
+from dpverify.algorithms.core.privacy import gaussian_dp_epsilon, zcdp_to_dp, zcdp_to_dp_tight
+from dpverify.algorithms.dpdo_nc.algorithm import DpdoNcParams
+from dpverify.theory import accounting
+from dpverify.theory.accounting import Release
+from dpverify.theory.audit import PrivacyClaim, audit
+from dpverify.theory.dpdo_nc.audit import paper_epsilon_hat
+
+dp_accounting = pytest.importorskip("dp_accounting")
+
+# dp-accounting's PLD accountant discretizes the privacy loss at 1e-4 (pessimistically: it may only
+# overstate eps); 2e-3 covers that for the single and few-fold compositions below.
+PLD_TOLERANCE = 2e-3
+
+
+def _ledger(mechanism, releases: int, sensitivity: float, scale: float) -> PrivacyLedger:
+    ledger, values, rng = PrivacyLedger(), np.zeros((1, 2, 1)), np.random.default_rng(0)
+    for t in range(1, releases + 1):
+        mechanism(values, sensitivity, scale, rng, ledger=ledger, iteration=t)
+    return ledger
+
+
+@pytest.mark.parametrize("epsilon", [0.5, 1.0, 3.0])
+@pytest.mark.parametrize("delta", [1e-12, 1e-3, 0.05, 0.2])
+def test_single_laplace_matches_its_exact_privacy_profile(epsilon, delta):
+    # Laplace with sensitivity/scale = eps: delta(eps') = 1 - exp((eps' - eps)/2) for 0 <= eps' <= eps
+    # (the hockey-stick divergence of two shifted Laplace laws), so eps(delta) = eps + 2 ln(1 - delta) -> eps.
+    exact = max(0.0, epsilon + 2.0 * math.log1p(-delta))
+    measured = accounting.pld_epsilon([Release(LAPLACE, 1.0 / epsilon)], delta)
+    assert exact - 1e-9 <= measured <= exact + PLD_TOLERANCE
+
+
+@pytest.mark.parametrize("count, sensitivity, sigma", [(1, 1.0, 2.0), (50, 0.3, 1.5), (500, 1.0, 20.0)])
+def test_k_fold_gaussian_against_the_zcdp_closed_form(count, sensitivity, sigma):
+    delta = 1e-5
+    ledger = _ledger(gaussian_mechanism, count, sensitivity, sigma)
+    rho = count * sensitivity**2 / (2 * sigma**2)                           # Bun & Steinke 2016 Prop. 1.6, Lemma 1.7
+    assert ledger.total_zcdp()[0] == pytest.approx(rho, rel=1e-12)
+    classic = rho + 2 * math.sqrt(rho * math.log(1 / delta))                  # Bun & Steinke 2016 Prop. 1.3
+    ledger_cell = accounting.ledger_cell(ledger, delta)
+    assert ledger_cell["route"] == "zcdp" and ledger_cell["value"] == pytest.approx(zcdp_to_dp_tight(rho, delta), rel=1e-12)
+    assert ledger_cell["value"] <= classic
+    releases = accounting.ledger_releases(ledger)
+    assert releases == [Release(GAUSSIAN, sigma / sensitivity, count)]
+    # RDP of the Gaussian is exactly rho * alpha: the RDP accountant lies between the optimal conversion
+    # (over every order) and the classic one
+    rdp = accounting.rdp_epsilon(releases, delta)
+    assert zcdp_to_dp_tight(rho, delta) - 1e-9 <= rdp <= zcdp_to_dp(rho, delta) + 1e-9
+    # the composition of Gaussians is a Gaussian with mu = sqrt(k) Delta / sigma (Dong, Roth & Su 2019 Cor. 3.3)
+    pld = accounting.pld_epsilon(releases, delta)
+    exact = gaussian_dp_epsilon(delta, math.sqrt(count) * sensitivity / sigma)
+    assert exact - 1e-9 <= pld <= exact + PLD_TOLERANCE
+
+
+def test_unequal_gaussians_agree_with_dp_accounting_composing_them_one_by_one():
+    from dp_accounting.pld import PLDAccountant
+
+    multipliers, delta = [0.8, 1.3, 2.0, 5.0], 1e-6
+    accountant = PLDAccountant()
+    for m in multipliers:
+        accountant.compose(dp_accounting.GaussianDpEvent(m))
+    one_by_one = accountant.get_epsilon(delta)
+    ours = accounting.pld_epsilon([Release(GAUSSIAN, m) for m in multipliers], delta)
+    assert ours == pytest.approx(one_by_one, abs=5e-3)   # four discretized compositions vs one exact Gaussian
+
+
+def test_the_issues_dpdo_nc_example():
+    """Issue 15 item 9: 500 Laplace releases at eps = 1, delta = 1e-5: basic composition 500, PLD 258,
+    RDP 266, the ledger's zCDP route 355 (the issue's integers; asserted to +-0.5)."""
+    params = DpdoNcParams(epsilon=1.0, theta=2.0, mirror=SquaredEuclidean())
+    assert paper_epsilon_hat(params, range(1, 501), num_agents=6, dim=2) == pytest.approx(500.0, rel=1e-12)
+    ledger = PrivacyLedger()
+    rng, values = np.random.default_rng(0), np.zeros((1, 6, 2))
+    for t in range(1, 501):   # the algorithm's calibration: b_t = (8)/eps, a different scale every round
+        laplace_mechanism(values, params.sensitivity_bound(t, 6, 2), params.sigma(t, 6, 2), rng, ledger=ledger, iteration=t)
+    releases = accounting.ledger_releases(ledger)
+    assert releases == [Release(LAPLACE, 1.0, 500)]
+    tight = accounting.accountant_cell(releases, 1e-5)
+    assert tight["value"] == pytest.approx(258.0, abs=0.5) and tight["rdp"] == pytest.approx(266.0, abs=0.5)
+    ledger_cell = accounting.ledger_cell(ledger, 1e-5)
+    assert ledger_cell["route"] == "zcdp" and ledger_cell["value"] == pytest.approx(355.0, abs=0.5)
+
+
+def test_a_single_pure_release_keeps_the_ledgers_basic_composition():
+    ledger = _ledger(laplace_mechanism, 1, 1.0, 1.0)
+    cell = accounting.ledger_cell(ledger, 1e-5)
+    assert cell["route"] == "basic" and cell["value"] == 1.0   # the zCDP route gives ~4.3 here
+
+
+def test_without_dp_accounting_the_cell_says_what_to_install(monkeypatch):
+    monkeypatch.setitem(sys.modules, "dp_accounting", None)   # makes `import dp_accounting` raise ImportError
+    cell = accounting.accountant_cell([Release(LAPLACE, 1.0)], 1e-5)
+    assert cell["value"] is None and cell["note"] == accounting.NOT_INSTALLED
+
+
+def test_the_audit_bound_is_recomputed_at_the_rows_delta():
+    def sample(mean, count, rng):
+        return mean + rng.laplace(size=count)
+    result = audit(sample, (0.0, 1.0), PrivacyClaim(epsilon=1.0), samples=20_000, confidence=0.95,
+                   rng=np.random.default_rng(1))
+    assert accounting.audit_lower_bound_at(result, 0.0) == pytest.approx(result.epsilon_lower_bound, rel=1e-12)
+    at_delta = accounting.audit_lower_bound_at(result, 1e-2)
+    assert 0.0 < at_delta < result.epsilon_lower_bound   # a larger delta explains part of the observed gap
+    cell = accounting.audit_cell([result], 1e-2, "test", confidence=0.9)
+    assert cell["value"] == at_delta and cell["samples_per_side"] == 20_000 and cell["confidence"] == 0.9
+
+
+def test_releases_must_be_laplace_or_gaussian_with_positive_noise():
+    with pytest.raises(Exception, match="mechanism"):
+        Release("exponential", 1.0)
+    with pytest.raises(Exception, match="noise_multiplier"):
+        Release(LAPLACE, 0.0)

@@ -1,0 +1,197 @@
+"""The privacy table: four epsilons of one privacy claim side by side, at one delta.
+
+- paper: the epsilon as the paper states or derives it (its own composition, e.g. basic composition);
+- accountant: a tight accountant (dp-accounting's PLD, and its RDP accountant) on the same sequence of
+  releases as the paper's adversary composes them;
+- ledger: what the harness's privacy ledger (`algorithms/core/noise.py`) gives: the smaller of its two
+  totals, basic composition of pure eps and the zCDP route (sum of rho, then the RDP conversion of
+  `zcdp_to_dp_tight`);
+- audit: the empirical lower bound of the claim's audit, with its samples and confidence.
+
+A cell the table cannot fill holds `value = None` and a `note` saying why ("n/a: ..."), never a made-up
+number. Checks build rows with `privacy_row` and put them in their measurement's values under
+`PRIVACY_KEY`; the report moves them to the claim's `privacy` record in summary.json.
+
+dp-accounting is an optional dependency (`pip install dpverify[accounting]`); without it the
+accountant cell says so.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from dpverify.algorithms.core.errors import InvalidParameterError
+from dpverify.algorithms.core.noise import GAUSSIAN, LAPLACE, PrivacyLedger
+from dpverify.algorithms.core.privacy import gdp_mu_of_gaussians, zcdp_to_dp_tight
+from dpverify.theory.audit import AuditResult, bounds
+
+PRIVACY_KEY = "privacy"          # the measurement values' key that holds a check's privacy-table rows
+# default: delta at which a pure-eps claim is compared (the paper's claim holds at every delta >= 0;
+# the tight accountants need a delta > 0). 1e-5 is the delta of the issue's DPDO-NC example.
+COMPARISON_DELTA = 1e-5
+NOT_INSTALLED = "not computed: install dpverify[accounting] (dp-accounting)"
+MULTIPLIER_DIGITS = 12           # releases whose noise multipliers agree to this many digits are grouped
+
+
+class AccountantUnavailable(RuntimeError):
+    """dp-accounting is not installed."""
+
+
+@dataclass(frozen=True)
+class Release:
+    """`count` identical releases of one mechanism; noise_multiplier = noise scale / sensitivity
+    (Laplace: b / Delta_1, so pure eps = 1/multiplier; Gaussian: sigma / Delta_2)."""
+
+    mechanism: str
+    noise_multiplier: float
+    count: int = 1
+
+    def __post_init__(self) -> None:
+        if self.mechanism not in (LAPLACE, GAUSSIAN):
+            raise InvalidParameterError(f"mechanism must be {LAPLACE!r} or {GAUSSIAN!r}; got {self.mechanism!r}")
+        if not (self.noise_multiplier > 0 and math.isfinite(self.noise_multiplier)):
+            raise InvalidParameterError(f"noise_multiplier must be finite and > 0; got {self.noise_multiplier!r}")
+        if self.count < 1:
+            raise InvalidParameterError(f"count must be >= 1; got {self.count!r}")
+
+
+def describe(releases: Sequence[Release]) -> str:
+    return " + ".join(f"{r.count} x {r.mechanism}(scale/sensitivity = {r.noise_multiplier:.4g})" for r in releases)
+
+
+def grouped(mechanisms: Iterable[tuple[str, float]]) -> list[Release]:
+    """Consecutive (mechanism, multiplier) pairs with equal values (to MULTIPLIER_DIGITS) as one Release each."""
+    releases: list[Release] = []
+    for mechanism, multiplier in mechanisms:
+        multiplier = float(f"{multiplier:.{MULTIPLIER_DIGITS}g}")
+        last = releases[-1] if releases else None
+        if last is not None and (last.mechanism, last.noise_multiplier) == (mechanism, multiplier):
+            releases[-1] = Release(mechanism, multiplier, last.count + 1)
+        else:
+            releases.append(Release(mechanism, multiplier))
+    return releases
+
+
+def worst_agent(ledger: PrivacyLedger) -> int:
+    """The agent whose releases cost the most by the ledger's zCDP total (the one a table row is about)."""
+    return int(np.argmax(ledger.total_zcdp()))
+
+
+def ledger_releases(ledger: PrivacyLedger, agent: int | None = None) -> list[Release]:
+    """One agent's releases as recorded in the ledger (data-independent releases, sensitivity 0, cost
+    nothing and are left out)."""
+    agent = worst_agent(ledger) if agent is None else agent
+    pairs = [(r.mechanism, float(r.scale[agent] / r.sensitivity[agent]))
+             for r in ledger.releases if r.sensitivity[agent] > 0]
+    return grouped(pairs)
+
+
+def _compact(releases: Sequence[Release]) -> list[Release]:
+    """Gaussian releases compose exactly into one Gaussian with mu = sqrt(sum 1/multiplier^2)
+    (Dong, Roth & Su 2019 Cor. 3.3), so an accountant needs one event for all of them."""
+    gaussians = [r for r in releases if r.mechanism == GAUSSIAN]
+    if len(gaussians) <= 1:
+        return list(releases)
+    counts = np.array([r.count for r in gaussians], dtype=float)
+    mu = gdp_mu_of_gaussians(np.sqrt(counts), [r.noise_multiplier for r in gaussians])
+    return [r for r in releases if r.mechanism != GAUSSIAN] + [Release(GAUSSIAN, 1.0 / mu)]
+
+
+def _event(releases: Sequence[Release]):
+    try:
+        import dp_accounting
+    except ImportError as error:
+        raise AccountantUnavailable(NOT_INSTALLED) from error
+    kinds = {LAPLACE: dp_accounting.LaplaceDpEvent, GAUSSIAN: dp_accounting.GaussianDpEvent}
+    events = [dp_accounting.SelfComposedDpEvent(kinds[r.mechanism](r.noise_multiplier), r.count)
+              for r in _compact(releases)]
+    return dp_accounting.ComposedDpEvent(events)
+
+
+def pld_epsilon(releases: Sequence[Release], delta: float) -> float:
+    """eps at delta of the composed releases by dp-accounting's privacy-loss-distribution accountant
+    (its default discretization: pessimistic, so an upper bound within ~1e-4 per composition)."""
+    from dp_accounting.pld import PLDAccountant
+
+    accountant = PLDAccountant()
+    accountant.compose(_event(releases))
+    return float(accountant.get_epsilon(delta))
+
+
+def rdp_epsilon(releases: Sequence[Release], delta: float) -> float:
+    """eps at delta of the composed releases by dp-accounting's RDP accountant (its default orders)."""
+    from dp_accounting.rdp import RdpAccountant
+
+    accountant = RdpAccountant()
+    accountant.compose(_event(releases))
+    return float(accountant.get_epsilon(delta))
+
+
+def accountant_version() -> str:
+    from importlib.metadata import version
+
+    return f"dp-accounting {version('dp-accounting')}"
+
+
+# ------------------------------------------------------------------------------------------------
+# the row's cells
+
+
+def cell(value: float | None, note: str, **extra: Any) -> dict[str, Any]:
+    """A table cell: a number with how it was obtained, or None with why not ('n/a: ...')."""
+    return {"value": None if value is None else float(value), "note": note, **extra}
+
+
+def not_applicable(why: str) -> dict[str, Any]:
+    return cell(None, f"n/a: {why}")
+
+
+def accountant_cell(releases: Sequence[Release], delta: float) -> dict[str, Any]:
+    """PLD epsilon (the tight one) as the value, RDP beside it; NOT_INSTALLED without dp-accounting."""
+    try:
+        pld, rdp = pld_epsilon(releases, delta), rdp_epsilon(releases, delta)
+    except AccountantUnavailable:
+        return cell(None, NOT_INSTALLED)
+    return cell(pld, f"{describe(releases)}; RDP accountant: {rdp:.4g}", accountant=f"PLD ({accountant_version()})",
+                rdp=rdp)
+
+
+def ledger_cell(ledger: PrivacyLedger, delta: float, agent: int | None = None) -> dict[str, Any]:
+    """The smaller of the ledger's two valid totals for one agent: basic composition of pure eps
+    (inf when a release has none) and the zCDP route sum rho -> (eps, delta) (`zcdp_to_dp_tight`)."""
+    agent = worst_agent(ledger) if agent is None else agent
+    basic = float(ledger.total_epsilon()[agent])
+    rho = float(ledger.total_zcdp()[agent])
+    zcdp_route = float(zcdp_to_dp_tight(rho, delta)) if math.isfinite(rho) else math.inf
+    routes = f"basic composition {basic:.4g}; zCDP route rho = {rho:.4g} -> {zcdp_route:.4g}"
+    if basic <= zcdp_route:
+        return cell(basic, f"ledger, basic composition of pure eps ({routes})", route="basic")
+    return cell(zcdp_route, f"ledger, zCDP route, CKS20 Prop. 12 conversion ({routes})", route="zcdp")
+
+
+def audit_lower_bound_at(result: AuditResult, delta: float) -> float:
+    """The audit's eps lower bound at `delta` (which may differ from the delta the audit claimed): the
+    strongest ln((p1_lo - delta)/p0_hi) over its tested events, from the same simultaneous
+    Clopper-Pearson bounds, so it holds at the audit's confidence."""
+    return max(max(0.0, float(bounds.epsilon_lower_bound(event["p_numerator_low"], event["p_denominator_high"], delta)))
+               for event in result.details["events"])
+
+
+def audit_cell(results: Sequence[AuditResult], delta: float, what: str, confidence: float | None = None) -> dict[str, Any]:
+    """The largest eps lower bound at `delta` among audits of the same guarantee; `confidence` is
+    their simultaneous confidence when the caller Bonferroni-corrected them (default: the audit's own)."""
+    best = max(results, key=lambda result: audit_lower_bound_at(result, delta))
+    return cell(audit_lower_bound_at(best, delta), what, samples_per_side=best.samples_per_side,
+                confidence=best.confidence if confidence is None else confidence)
+
+
+def privacy_row(setting: str, delta: float, delta_note: str, *, paper: dict[str, Any], accountant: dict[str, Any],
+                ledger: dict[str, Any], audit: dict[str, Any]) -> dict[str, Any]:
+    """One row of the privacy table (the `privacy` record of summary.json; schema 1.2)."""
+    return {"setting": setting, "delta": float(delta), "delta_note": delta_note, "paper_epsilon": paper,
+            "accountant_epsilon": accountant, "ledger_epsilon": ledger, "audit_lower_bound": audit}
