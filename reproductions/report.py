@@ -163,8 +163,9 @@ def privacy_rows(record: dict[str, Any], *, with_paper: bool = False) -> tuple[l
                                       if audit["value"] is not None else "")
             rows.append([label, row["setting"], f"{row['delta']:g}", _number(paper), accountant, _number(ledger), bound,
                          _ratio(paper, tight), _ratio(tight, audit)])
+            accountant_how = " ".join(part for part in (tight.get("accountant"), tight["note"]) if part)
             notes.append(f"{label}, {row['setting']}: delta: {row['delta_note']}; paper: {paper['note']}; accountant: "
-                         f"{tight.get('accountant', '')} {tight['note']}; ledger: {ledger['note']}; audit: {audit['note']}")
+                         f"{accountant_how}; ledger: {ledger['note']}; audit: {audit['note']}")
     return rows, notes
 
 

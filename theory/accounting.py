@@ -60,8 +60,20 @@ class Release:
             raise InvalidParameterError(f"count must be >= 1; got {self.count!r}")
 
 
+DESCRIBED_GROUPS = 3     # longer release sequences are summarized per mechanism (count and multiplier range)
+
+
 def describe(releases: Sequence[Release]) -> str:
-    return " + ".join(f"{r.count} x {r.mechanism}(scale/sensitivity = {r.noise_multiplier:.4g})" for r in releases)
+    if len(releases) <= DESCRIBED_GROUPS:
+        return " + ".join(f"{r.count} x {r.mechanism}(scale/sensitivity = {r.noise_multiplier:.4g})" for r in releases)
+    parts = []
+    for mechanism in (LAPLACE, GAUSSIAN):
+        of_kind = [r for r in releases if r.mechanism == mechanism]
+        if of_kind:
+            multipliers = [r.noise_multiplier for r in of_kind]
+            parts.append(f"{sum(r.count for r in of_kind)} x {mechanism}(scale/sensitivity from "
+                         f"{min(multipliers):.4g} to {max(multipliers):.4g})")
+    return " + ".join(parts)
 
 
 def grouped(mechanisms: Iterable[tuple[str, float]]) -> list[Release]:

@@ -119,3 +119,9 @@ def test_releases_must_be_laplace_or_gaussian_with_positive_noise():
         Release("exponential", 1.0)
     with pytest.raises(Exception, match="noise_multiplier"):
         Release(LAPLACE, 0.0)
+
+
+def test_long_release_sequences_are_summarized_by_their_range():
+    releases = [Release(GAUSSIAN, 1.0 + i / 10) for i in range(50)] + [Release(LAPLACE, 2.0, 3)]
+    assert accounting.describe(releases) == ("3 x laplace(scale/sensitivity from 2 to 2) + "
+                                             "50 x gaussian(scale/sensitivity from 1 to 5.9)")
