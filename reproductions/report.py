@@ -158,7 +158,9 @@ def privacy_rows(record: dict[str, Any], *, with_paper: bool = False) -> tuple[l
             paper, tight = row["paper_epsilon"], row["accountant_epsilon"]
             ledger, audit = row["ledger_epsilon"], row["audit_lower_bound"]
             label = f"{record['id']}/{claim['id'].split('/', 1)[1]}" if with_paper else claim["id"]
-            accountant = _number(tight) + (f"; {tight['rdp']:.4g}" if tight.get("rdp") is not None else "")
+            accountant = _number(tight)
+            if tight.get("rdp") is not None:   # PLD with RDP beside it, or RDP alone (PLD not run)
+                accountant += (f"; {tight['rdp']:.4g}" if tight["accountant"].startswith("PLD") else " (RDP only)")
             bound = _number(audit) + (f" ({audit['samples_per_side']}/side, {audit['confidence']:g})"
                                       if audit["value"] is not None else "")
             rows.append([label, row["setting"], f"{row['delta']:g}", _number(paper), accountant, _number(ledger), bound,

@@ -104,10 +104,10 @@ def ledger_releases(ledger: PrivacyLedger, agent: int | None = None) -> list[Rel
 
 
 def _compact(releases: Sequence[Release]) -> list[Release]:
-    """Gaussian releases compose exactly into one Gaussian with mu = sqrt(sum 1/multiplier^2)
-    (Dong, Roth & Su 2019 Cor. 3.3), so an accountant needs one event for all of them."""
+    """Gaussian releases compose exactly into one Gaussian with mu = sqrt(sum count/multiplier^2)
+    (Dong, Roth & Su 2019 Cor. 3.3), so an accountant needs one event (one composition) for all of them."""
     gaussians = [r for r in releases if r.mechanism == GAUSSIAN]
-    if len(gaussians) <= 1:
+    if not gaussians:
         return list(releases)
     counts = np.array([r.count for r in gaussians], dtype=float)
     mu = gdp_mu_of_gaussians(np.sqrt(counts), [r.noise_multiplier for r in gaussians])
@@ -125,13 +125,24 @@ def _event(releases: Sequence[Release]):
     return dp_accounting.ComposedDpEvent(events)
 
 
+PLD_INTERVAL = 1e-4              # dp-accounting's default value discretization interval of the privacy loss
+# default: for very leaky releases (eps in the thousands) the interval grows to this fraction of the RDP
+# epsilon per composition, so the discretized loss stays a few thousand points instead of 1e10 (76 GiB
+# for one Gaussian with sigma/Delta = 1e-3 at the default interval)
+PLD_RELATIVE_RESOLUTION = 1e-5
+
+
 def pld_epsilon(releases: Sequence[Release], delta: float) -> float:
-    """eps at delta of the composed releases by dp-accounting's privacy-loss-distribution accountant
-    (its default discretization: pessimistic, so an upper bound within ~1e-4 per composition)."""
+    """eps at delta of the composed releases by dp-accounting's privacy-loss-distribution accountant.
+    Its discretization is pessimistic (an upper bound), off by at most one interval per composition:
+    the interval is PLD_INTERVAL, or PLD_RELATIVE_RESOLUTION x the RDP epsilon / compositions when larger."""
     from dp_accounting.pld import PLDAccountant
 
-    accountant = PLDAccountant()
-    accountant.compose(_event(releases))
+    event = _event(releases)
+    compositions = sum(r.count for r in _compact(releases))
+    interval = max(PLD_INTERVAL, PLD_RELATIVE_RESOLUTION * rdp_epsilon(releases, delta) / compositions)
+    accountant = PLDAccountant(value_discretization_interval=interval)
+    accountant.compose(event)
     return float(accountant.get_epsilon(delta))
 
 
@@ -163,10 +174,20 @@ def not_applicable(why: str) -> dict[str, Any]:
     return cell(None, f"n/a: {why}")
 
 
+# default: above this RDP epsilon (no meaningful privacy) the PLD accountant is not run: its discretized
+# loss would need a huge grid or overflow (exp of the interval), and the RDP value already says enough
+PLD_EPSILON_CEILING = 1e4
+
+
 def accountant_cell(releases: Sequence[Release], delta: float) -> dict[str, Any]:
-    """PLD epsilon (the tight one) as the value, RDP beside it; NOT_INSTALLED without dp-accounting."""
+    """PLD epsilon (the tight one) as the value, RDP beside it; the RDP value alone above
+    PLD_EPSILON_CEILING; NOT_INSTALLED without dp-accounting."""
     try:
-        pld, rdp = pld_epsilon(releases, delta), rdp_epsilon(releases, delta)
+        rdp = rdp_epsilon(releases, delta)
+        if rdp > PLD_EPSILON_CEILING:
+            return cell(rdp, f"{describe(releases)}; PLD not run above eps {PLD_EPSILON_CEILING:g}",
+                        accountant=f"RDP ({accountant_version()})", rdp=rdp)
+        pld = pld_epsilon(releases, delta)
     except AccountantUnavailable:
         return cell(None, NOT_INSTALLED)
     return cell(pld, f"{describe(releases)}; RDP accountant: {rdp:.4g}", accountant=f"PLD ({accountant_version()})",
@@ -174,10 +195,14 @@ def accountant_cell(releases: Sequence[Release], delta: float) -> dict[str, Any]
 
 
 def ledger_cell(ledger: PrivacyLedger, delta: float, agent: int | None = None) -> dict[str, Any]:
-    """The smaller of the ledger's two valid totals for one agent: basic composition of pure eps
-    (inf when a release has none) and the zCDP route sum rho -> (eps, delta) (`zcdp_to_dp_tight`)."""
+    """The smaller of the ledger's two valid totals for one agent: basic composition of eps (inf when a
+    release has no eps, or when the declared deltas add up to more than `delta`) and the zCDP route
+    sum rho -> (eps, delta) (`zcdp_to_dp_tight`)."""
     agent = worst_agent(ledger) if agent is None else agent
     basic = float(ledger.total_epsilon()[agent])
+    # basic composition of (eps_k, delta_k) holds at sum delta_k only (1e-12: the float sum of equal deltas)
+    if ledger.total_delta()[agent] > delta * (1 + 1e-12):
+        basic = math.inf
     rho = float(ledger.total_zcdp()[agent])
     zcdp_route = float(zcdp_to_dp_tight(rho, delta)) if math.isfinite(rho) else math.inf
     routes = f"basic composition {basic:.4g}; zCDP route rho = {rho:.4g} -> {zcdp_route:.4g}"

@@ -62,6 +62,12 @@ def test_markdown_shows_the_four_epsilons_and_the_ratios():
     assert f"accountant: {accounting.NOT_INSTALLED}; ledger" in markdown
 
 
+def test_an_rdp_only_cell_is_labelled():
+    record = _summary()["papers"]["dpdo-nc"]
+    record["claims"][0]["privacy"][0]["accountant_epsilon"] = accounting.cell(5e4, "leaky", accountant="RDP (x)", rdp=5e4)
+    assert "| 5e+04 (RDP only) |" in render_markdown(record)
+
+
 def test_a_paper_without_privacy_records_has_no_privacy_table():
     record = _paper("x", [_claim("x/lemma-1", None)])
     assert "## Privacy" not in render_markdown(record)
