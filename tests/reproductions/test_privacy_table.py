@@ -5,6 +5,7 @@ import json
 
 import pytest
 
+from dpverify.reproductions.compare import compare_summaries
 from dpverify.reproductions.report import SCHEMA_FILE, claim_record, render_html, render_markdown
 from dpverify.theory import accounting
 from dpverify.theory.claims import CheckResult, Claim, ClaimResult, Evidence, Method, Verdict
@@ -116,3 +117,11 @@ def test_rows_move_from_the_checks_values_to_the_claims_record(tmp_path):
     assert accounting.PRIVACY_KEY not in record["checks"][0]["values"]
     assert record["checks"][0]["values"] == {"epsilon_lower_bound": 1.3}
     assert record["privacy"] == [{**_round_row(), "check": "audit of each round"}]
+
+
+def test_compare_reports_privacy_numbers_that_moved():
+    before, after = _summary(), _summary()
+    after["papers"]["dpdo-nc"]["claims"][0]["privacy"][0]["accountant_epsilon"]["value"] = 250.0
+    (moved,) = compare_summaries(before, after)
+    assert moved.kind == "number" and (moved.before, moved.after) == (258.3, 250.0)
+    assert moved.claim == "dpdo-nc/theorem-1-horizon [privacy: T = 500 rounds, eps = 1 per round]/accountant_epsilon/value"
