@@ -206,8 +206,10 @@ def ledger_cell(ledger: PrivacyLedger, delta: float, agent: int | None = None) -
     rho = float(ledger.total_zcdp()[agent])
     zcdp_route = float(zcdp_to_dp_tight(rho, delta)) if math.isfinite(rho) else math.inf
     routes = f"basic composition {basic:.4g}; zCDP route rho = {rho:.4g} -> {zcdp_route:.4g}"
+    if math.isinf(min(basic, zcdp_route)):
+        return not_applicable(f"the ledger holds a data-dependent release without noise: no finite eps ({routes})")
     if basic <= zcdp_route:
-        return cell(basic, f"ledger, basic composition of pure eps ({routes})", route="basic")
+        return cell(basic, f"ledger, basic composition of the releases' eps ({routes})", route="basic")
     return cell(zcdp_route, f"ledger, zCDP route, CKS20 Prop. 12 conversion ({routes})", route="zcdp")
 
 

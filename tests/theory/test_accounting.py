@@ -172,3 +172,10 @@ def test_many_gaussians_and_leaky_sequences_stay_cheap():
     assert tight["accountant"].startswith("PLD") and exact - 1e-9 <= tight["value"] <= exact * (1 + 1e-3)
     leaky = accounting.accountant_cell([Release(GAUSSIAN, 1e-5)], 1e-5)
     assert leaky["accountant"].startswith("RDP") and leaky["value"] == leaky["rdp"] > accounting.PLD_EPSILON_CEILING
+
+
+def test_a_release_without_noise_has_no_finite_ledger_epsilon():
+    ledger, values = PrivacyLedger(), np.zeros((1, 1, 1))
+    gaussian_mechanism(values, 1.0, 0.0, np.random.default_rng(0), ledger=ledger, allow_non_private=True)
+    cell = accounting.ledger_cell(ledger, 1e-5)
+    assert cell["value"] is None and cell["note"].startswith("n/a: the ledger holds a data-dependent release without noise")
