@@ -103,6 +103,15 @@ def ledger_releases(ledger: PrivacyLedger, agent: int | None = None) -> list[Rel
     return grouped(pairs)
 
 
+def ledger_at(ledger: PrivacyLedger, iteration: int) -> PrivacyLedger:
+    """The ledger of one iteration's releases alone (what a per-iteration guarantee is about)."""
+    single = PrivacyLedger()
+    for release in ledger.releases:
+        if release.iteration == iteration:
+            single.record(release)
+    return single
+
+
 def _compact(releases: Sequence[Release]) -> list[Release]:
     """Gaussian releases compose exactly into one Gaussian with mu = sqrt(sum count/multiplier^2)
     (Dong, Roth & Su 2019 Cor. 3.3), so an accountant needs one event (one composition) for all of them."""

@@ -18,7 +18,6 @@ from dpverify.algorithms.dpdo_nc.algorithm import (
     replay,
     run_dpdo_nc,
 )
-from dpverify.algorithms.core.noise import PrivacyLedger
 from dpverify.theory import accounting
 from dpverify.theory.audit import PrivacyClaim, audit, sensitivity_probe
 from dpverify.theory.claims import Measurement
@@ -118,13 +117,6 @@ def paper_epsilon_hat(params, rounds, num_agents: int, dim: int) -> float:
 PURE_DELTA_NOTE = "the paper claims pure eps-DP (delta = 0); compared at the harness default delta"
 
 
-def _round_ledger(run, t: int) -> PrivacyLedger:
-    """The ledger of the release of round t alone (what Theorem 1's per-time guarantee is about)."""
-    ledger = PrivacyLedger()
-    ledger.record(next(r for r in run.ledger.releases if r.iteration == t))
-    return ledger
-
-
 def _round_sampler(means: dict, sigma: float):
     def sample(costs, count: int, rng: np.random.Generator) -> np.ndarray:
         centre = means[id(costs)]
@@ -186,7 +178,7 @@ def _round_row(values, params, run, results: dict, delta: float, confidence: flo
     = eps by the calibration, so the last audited round stands for all), its audits over the audited rounds."""
     n, dim, last = values["num_agents"], values["dim"], max(results)
     strongest = max(results, key=lambda t: accounting.audit_lower_bound_at(results[t], delta))
-    ledger = _round_ledger(run, last)
+    ledger = accounting.ledger_at(run.ledger, last)
     return accounting.privacy_row(
         f"one round, eps = {params.epsilon:g}, all broadcasts Q_t", delta, PURE_DELTA_NOTE,
         paper=accounting.cell(paper_epsilon_hat(params, [last], n, dim), "Theorem 1 (L253-L281): Delta(t)/sigma_t with (8)"),

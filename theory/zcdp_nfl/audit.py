@@ -26,7 +26,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from dpverify.algorithms.core.network import random_connected_network
-from dpverify.algorithms.core.privacy import corollary_epsilon, dynamic_zcdp_total
+from dpverify.algorithms.core.privacy import corollary_epsilon, dynamic_zcdp_total, zcdp_to_dp
 from dpverify.algorithms.core.problems import LocalData, Problem
 from dpverify.algorithms.core.synthetic import noisy_linear_observations
 from dpverify.algorithms.zcdp_nfl.algorithm import (
@@ -216,8 +216,21 @@ def audit_release(loss: str, clip: bool):
         setup = audit_setup(context, loss, clip)
         history, variances = _history(setup, context)
         claim = PrivacyClaim(rho=float(setup.phi1 * setup.params.noise.tau ** -(RELEASE - 1)))
-        return _run_audit(context, release_sampler(setup, history, float(variances[RELEASE, TARGET])), claim, setup,
-                          f"release/{loss}/clip={clip}")
+        result = _audit_result(context, release_sampler(setup, history, float(variances[RELEASE, TARGET])), claim,
+                               setup, f"release/{loss}/clip={clip}")
+        ledger = accounting.ledger_at(_history_run(setup, context).ledger, RELEASE)
+        delta = setup.delta
+        row = accounting.privacy_row(
+            f"one release (n = {RELEASE}) given the history, {loss} loss{', clipped' if clip else ''}, {AUDIT_AGENTS} clients",
+            delta, "the experiments' delta (figure-2 parameters); Theorem I states rho only",
+            paper=accounting.cell(zcdp_to_dp(claim.rho, delta), f"Theorem I's varphi^(n) = {claim.rho:.4g} (L125-L132) "
+                                  "converted as the Corollary converts (Bun & Steinke Prop. 1.3)"),
+            accountant=accounting.accountant_cell(accounting.ledger_releases(ledger, TARGET), delta),
+            ledger=accounting.ledger_cell(ledger, delta, TARGET),
+            audit=accounting.audit_cell([result], delta, "exact Gaussian LLR of the release; the audit's events, "
+                                        "chosen for its rho bound, read at the row's delta"))
+        measurement = _audit_measurement(result)
+        return Measurement(measurement.summary, {**measurement.values, accounting.PRIVACY_KEY: [row]})
     return check
 
 
