@@ -80,6 +80,7 @@ def compare_summaries(baseline: dict[str, Any], current: dict[str, Any], *,
             before, after = old[claim], new[claim]
             if before["verdict"] != after["verdict"]:
                 differences.append(Difference(paper, claim, "verdict", before["verdict"], after["verdict"]))
+            differences += _privacy_moves(paper, claim, before, after, tolerance)
             checks_before = {c["name"]: c for c in before["checks"]}
             for check in after["checks"]:
                 previous = checks_before.get(check["name"])
@@ -93,6 +94,22 @@ def compare_summaries(baseline: dict[str, Any], current: dict[str, Any], *,
                         differences.append(Difference(paper, f"{claim} [{check['name']}]{path}", "number",
                                                       old_numbers[path], new_numbers[path]))
     return differences
+
+
+def _privacy_moves(paper: str, claim: str, before: dict[str, Any], after: dict[str, Any],
+                   tolerance: float) -> list[Difference]:
+    """Numbers of the privacy table (claims[].privacy, schema 1.2) that moved, row by row (by setting)."""
+    rows_before = {row["setting"]: row for row in before.get("privacy", [])}
+    moves = []
+    for row in after.get("privacy", []):
+        if (previous := rows_before.get(row["setting"])) is None:
+            continue
+        old_numbers, new_numbers = _numbers(previous), _numbers(row)
+        moves += [Difference(paper, f"{claim} [privacy: {row['setting']}]{path}", "number", old_numbers[path],
+                             new_numbers[path])
+                  for path in sorted(set(old_numbers) & set(new_numbers))
+                  if _moved(old_numbers[path], new_numbers[path], tolerance)]
+    return moves
 
 
 # ----------------------------------------------------------------- gating a run on a baseline

@@ -19,6 +19,7 @@ from typing import Any
 import numpy as np
 
 from dpverify.reproductions.constants import room_constants
+from dpverify.theory.accounting import PRIVACY_KEY
 from dpverify.theory.claims import ClaimResult, Paper, Verdict
 from dpverify.theory.robustness import seeds_agreeing
 
@@ -59,14 +60,17 @@ def save_figure(figure: Any, path: Path) -> str:
 
 def claim_record(result: ClaimResult, figures_dir: Path) -> dict[str, Any]:
     claim = result.claim
-    checks = []
+    checks, privacy = [], []
     for check in result.results:
         figure = None
         if check.evidence.figure is not None:
             slug = f"{claim.id}-{check.check}".replace("/", "__").replace(" ", "_")
             figure = save_figure(check.evidence.figure, figures_dir / f"{slug}.png")
+        values = dict(check.evidence.values)
+        # privacy-table rows (theory/accounting.py) belong to the claim, not to one check's values
+        privacy += [{**row, "check": check.check} for row in jsonable(values.pop(PRIVACY_KEY, []))]
         checks.append({"name": check.check, "method": str(check.method), "verdict": str(check.verdict),
-                       "summary": check.evidence.summary, "values": jsonable(dict(check.evidence.values)),
+                       "summary": check.evidence.summary, "values": jsonable(values),
                        "seconds": round(check.seconds, 3), "figure": figure,
                        "rule": check.rule.as_record() if check.rule is not None else None,
                        "paper": check.paper, "parameters": jsonable(dict(check.parameters))})
@@ -75,6 +79,8 @@ def claim_record(result: ClaimResult, figures_dir: Path) -> dict[str, Any]:
               "not_run_reason": claim.not_run_reason if not result.results else "", "checks": checks}
     if (seeds := seeds_agreeing(result)) is not None:    # run under several root seeds (check --seeds)
         record["seeds"] = seeds
+    if privacy:
+        record["privacy"] = privacy
     return record
 
 
@@ -89,7 +95,9 @@ def paper_record(paper: Paper, results: list[ClaimResult], figures: list[dict[st
             "provenance": jsonable(provenance), "partial": partial}
 
 
-SCHEMA_VERSION = "1.1"   # of summary.json (1.1: optional claims[].seeds); reproductions/summary.schema.json describes it (bump both together)
+# of summary.json (1.1: optional claims[].seeds; 1.2: optional claims[].privacy); reproductions/summary.schema.json
+# describes it (bump both together)
+SCHEMA_VERSION = "1.2"
 SCHEMA_FILE = Path(__file__).with_name("summary.schema.json")
 
 
@@ -128,6 +136,49 @@ def audit_rows(record: dict[str, Any]) -> list[list[str]]:
                          f"mu = {gdp:.3g}" if isinstance(gdp, (int, float)) else "-", f"{values['confidence']:g}",
                          str(values["samples_per_side"]), verdict])
     return rows
+
+
+PRIVACY_HEADER = ["claim", "setting", "delta", "paper eps", "accountant eps (PLD; RDP)", "ledger eps",
+                  "audit lower bound", "paper / accountant", "accountant / audit"]
+PRIVACY_NOTE = ("Four epsilons of one guarantee at one delta: as the paper states or derives it; a tight accountant "
+                "(dp-accounting PLD, RDP beside it) on the same releases; the harness's privacy ledger (the smaller "
+                "of basic composition and the zCDP route); the audit's empirical lower bound. When the sensitivities the "
+                "calibration assumes hold, the true eps lies between the audit's bound and the accountant's; 'paper / "
+                "accountant' > 1 is looseness of the paper's accounting, 'accountant / audit' > 1 the room the audit "
+                "leaves, and < 1 an audit that found more than the accountant allows (the assumed sensitivity does not "
+                "hold). n/a says why.")
+
+
+def privacy_rows(record: dict[str, Any], *, with_paper: bool = False) -> tuple[list[list[str]], list[str]]:
+    """The privacy table of a paper's record (claims[].privacy): formatted rows, and one line per row
+    saying how each number was obtained (or why it is n/a)."""
+    rows, notes = [], []
+    for claim in record["claims"]:
+        for row in claim.get("privacy", []):
+            paper, tight = row["paper_epsilon"], row["accountant_epsilon"]
+            ledger, audit = row["ledger_epsilon"], row["audit_lower_bound"]
+            label = f"{record['id']}/{claim['id'].split('/', 1)[1]}" if with_paper else claim["id"]
+            accountant = _number(tight)
+            if tight.get("rdp") is not None:   # PLD with RDP beside it, or RDP alone (PLD not run)
+                accountant += (f"; {tight['rdp']:.4g}" if tight["accountant"].startswith("PLD") else " (RDP only)")
+            bound = _number(audit) + (f" ({audit['samples_per_side']}/side, {audit['confidence']:g})"
+                                      if audit["value"] is not None else "")
+            rows.append([label, row["setting"], f"{row['delta']:g}", _number(paper), accountant, _number(ledger), bound,
+                         _ratio(paper, tight), _ratio(tight, audit)])
+            accountant_how = " ".join(part for part in (tight.get("accountant"), tight["note"]) if part)
+            notes.append(f"{label}, {row['setting']}: delta: {row['delta_note']}; paper: {paper['note']}; accountant: "
+                         f"{accountant_how}; ledger: {ledger['note']}; audit: {audit['note']}")
+    return rows, notes
+
+
+def _number(cell: dict[str, Any]) -> str:
+    return "n/a" if cell["value"] is None else f"{cell['value']:.4g}"
+
+
+def _ratio(numerator: dict[str, Any], denominator: dict[str, Any]) -> str:
+    if numerator["value"] is None or denominator["value"] is None or denominator["value"] <= 0:
+        return "n/a"
+    return f"{numerator['value'] / denominator['value']:.3g}x"
 
 
 def _markdown_table(rows: list[list[str]], header: list[str]) -> str:
@@ -186,6 +237,10 @@ def render_markdown(record: dict[str, Any]) -> str:
         out += ["## Privacy audits", "", "Empirical lower bounds (simultaneous confidence; Clopper-Pearson on a fresh "
                 "split) against the claimed guarantee. An audit can refute a claim, never prove it.", "",
                 _markdown_table(audits, AUDIT_HEADER), ""]
+    privacy, privacy_notes = privacy_rows(record)
+    if privacy:
+        out += ["## Privacy", "", PRIVACY_NOTE, "", _markdown_table(privacy, PRIVACY_HEADER), "",
+                *[f"- {note}" for note in privacy_notes], ""]
     out += ["## Claim details", ""]
     for claim in record["claims"]:
         out += [f"### `{claim['id']}` — {claim['verdict']}", "", f"*{claim['seed_line']}* — {claim['statement']}", ""]
@@ -276,6 +331,8 @@ def _render_paper_html(record: dict[str, Any], out_dir: Path) -> str:
         body = "".join("<tr>" + "".join(f"<td>{e(c)}</td>" for c in row) + "</tr>" for row in audits)
         parts.append(f"<h3>Privacy audits</h3><p class='note'>Empirical lower bounds against the claimed guarantee; "
                      f"an audit can refute a claim, never prove it.</p><table><tr>{header}</tr>{body}</table>")
+    if privacy := _privacy_html(privacy_rows(record)):
+        parts.append(f"<h3>Privacy</h3>{privacy}")
     for figure in record["figures"]:
         parts.append(f"<h3>{e(figure['id'])}: {e(figure['title'])} <span class='note'>({e(figure['seed_line'])})</span></h3>")
         parts.append(f"<p><b>What the paper says:</b> {e(figure['paper_says'])}</p>"
@@ -304,15 +361,30 @@ def _render_paper_html(record: dict[str, Any], out_dir: Path) -> str:
     return "\n".join(parts)
 
 
+def _privacy_html(table: tuple[list[list[str]], list[str]]) -> str:
+    rows, notes = table
+    if not rows:
+        return ""
+    e = html.escape
+    header = "".join(f"<th>{e(h)}</th>" for h in PRIVACY_HEADER)
+    body = "".join("<tr>" + "".join(f"<td>{e(c)}</td>" for c in row) + "</tr>" for row in rows)
+    how = "".join(f"<li>{e(note)}</li>" for note in notes)
+    return (f"<p class='note'>{e(PRIVACY_NOTE)}</p><table><tr>{header}</tr>{body}</table>"
+            f"<details><summary>how each number was obtained</summary><ul class='note'>{how}</ul></details>")
+
+
 def render_html(summary: dict[str, Any], out_dir: Path) -> str:
     papers = summary["papers"].values()
+    tables = [privacy_rows(p, with_paper=True) for p in papers]
+    privacy = _privacy_html(([r for rows, _ in tables for r in rows], [n for _, notes in tables for n in notes]))
+    privacy = f"<h2 id='privacy'>Privacy, all papers</h2>{privacy}" if privacy else ""
     toc = "".join(f'<li><a href="#{html.escape(p["id"])}">{html.escape(p["title"])}</a> — '
                   + " ".join(f"{_badge(k)} {v}" for k, v in p["counts"].items()) + "</li>" for p in papers)
     body = "\n".join(_render_paper_html(p, out_dir) for p in papers)
     return (f"<!DOCTYPE html><html><head><meta charset='utf-8'><title>dpverify report</title><style>{CSS}</style>"
             f"</head><body><h1>dpverify — verification report</h1><p class='note'>One verdict per claim: "
             f"confirmed, refuted (with the counterexample or the significant violation), inconclusive (with why), "
-            f"not-run (with why).</p><ul>{toc}</ul>{body}</body></html>")
+            f"not-run (with why).</p><ul>{toc}</ul>{privacy}{body}</body></html>")
 
 
 def render_reports(out_dir: Path) -> list[Path]:

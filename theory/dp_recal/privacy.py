@@ -17,6 +17,7 @@ import sympy as sp
 
 from dpverify.algorithms.core.errors import InvalidParameterError
 from dpverify.algorithms.core.network import Network
+from dpverify.algorithms.core.noise import PrivacyLedger, gaussian_mechanism
 from dpverify.algorithms.core.privacy import zcdp_from_dp, zcdp_to_dp, zcdp_to_dp_tight
 from dpverify.algorithms.core.problems import LocalData
 from dpverify.algorithms.dp_recal.algorithm import (
@@ -30,6 +31,7 @@ from dpverify.algorithms.dp_recal.algorithm import (
     theorem4_epsilon,
 )
 from dpverify.algorithms.dp_recal.composite import CompositeProblem
+from dpverify.theory import accounting
 from dpverify.theory.audit.auditor import PrivacyClaim, audit, sensitivity_probe
 from dpverify.theory.claims import Measurement, holds
 from dpverify.theory.execution import CheckContext, task_seed_sequence
@@ -277,7 +279,7 @@ def _claim(setup: AuditSetup) -> PrivacyClaim:
     return PrivacyClaim(epsilon=eps, delta=AUDIT_DELTA)
 
 
-def _run_audit(context: CheckContext, setup: AuditSetup, sampler, key: str, score=None) -> Measurement:
+def _run_audit(context: CheckContext, setup: AuditSetup, sampler, channel: str, key: str, score=None) -> Measurement:
     """The audit's measurement for the rule audit_lower_bounds (its eps lower bound against the claimed eps)."""
     samples = context.audit_samples or AUDIT_SAMPLES.get(context.profile, AUDIT_SAMPLES["quick"])
     result = audit(sampler, (setup.data, setup.neighbour), _claim(setup), samples=samples,
@@ -288,8 +290,32 @@ def _run_audit(context: CheckContext, setup: AuditSetup, sampler, key: str, scor
             f"(per-sample clipping), alpha = 1/(L+1), R = {AUDIT_DECAY}, sigma_1 = {setup.sigma1:.4g} calibrated for "
             f"(eps, delta) = ({AUDIT_EPSILON:g}, {AUDIT_DELTA:g}) over PLF {AUDIT_PLF} by Theorem 4.")
     return Measurement(evidence.summary + note, {**evidence.values, "claimed_epsilon": result.claim.epsilon,
-                        "lower_bounds": {"eps": (evidence.values["epsilon_lower_bound"], result.claim.epsilon)}},
+                        "lower_bounds": {"eps": (evidence.values["epsilon_lower_bound"], result.claim.epsilon)},
+                        accounting.PRIVACY_KEY: [_channel_row(setup, result, channel)]},
                        figure=evidence.figure)
+
+
+def _noisy_u_ledger(setup: AuditSetup) -> PrivacyLedger:
+    """The ledger's record of the target's noisy u~ releases during its AUDIT_PLF activations: Gaussian
+    with Lemma 5's Delta and sigma_tau of the relay schedule (v1:L264-L266), what Theorem 4 composes."""
+    ledger, values, rng = PrivacyLedger(), np.zeros((1, 1, 1)), np.random.default_rng(0)
+    for activation in range(1, AUDIT_PLF + 1):
+        gaussian_mechanism(values, setup.params.sensitivity_bound, float(setup.params.noise.std(activation)), rng,
+                           ledger=ledger, iteration=activation)
+    return ledger
+
+
+def _channel_row(setup: AuditSetup, result, channel: str) -> dict:
+    ledger = _noisy_u_ledger(setup)
+    what = {"u": "noisy u~ only", "u+x": "everything passed (u~ and x)", "x-reconstruction": "y reconstructed from x"}
+    return accounting.privacy_row(
+        f"agent 0's {AUDIT_PLF} activations, {what[channel]}, lasso {setup.problem.lasso:g}", AUDIT_DELTA,
+        "the audit's delta (v1:L566's smallest budget, eps = 1 at delta = 1e-3)",
+        paper=accounting.cell(result.claim.epsilon, f"Theorem 4 (v1:L458-L468) with PLF {AUDIT_PLF}, R = {AUDIT_DECAY}"),
+        accountant=accounting.accountant_cell(accounting.ledger_releases(ledger), AUDIT_DELTA),
+        ledger=accounting.ledger_cell(ledger, AUDIT_DELTA),
+        audit=accounting.audit_cell([result], AUDIT_DELTA, f"channel {channel!r}; the accountant and the ledger count the "
+                                    "noisy u~ releases only (what Lemmas 5-6 account for)"))
 
 
 def audit_channel(channel: str, lasso: float, ridge: float = 0.5):
@@ -298,8 +324,8 @@ def audit_channel(channel: str, lasso: float, ridge: float = 0.5):
     def measure(context: CheckContext) -> Measurement:
         setup = AuditSetup.build(_rng(context, f"setup/{channel}/{lasso}"), agents=2, lasso=lasso, ridge=ridge)
         if channel == "x-reconstruction":
-            return _run_audit(context, setup, x_channel_statistic(setup), f"{channel}/{lasso}", score="identity")
-        return _run_audit(context, setup, transcript_sampler(setup, channel), f"{channel}/{lasso}", score="lda")
+            return _run_audit(context, setup, x_channel_statistic(setup), channel, f"{channel}/{lasso}", score="identity")
+        return _run_audit(context, setup, transcript_sampler(setup, channel), channel, f"{channel}/{lasso}", score="lda")
 
     def check(context: CheckContext) -> Measurement:   # once per run: theorem-4 and audit-privacy share it
         return context.memoized(f"dp-recal/audit/{channel}/{lasso}/{ridge}", lambda: measure(context))

@@ -16,8 +16,10 @@ import math
 
 import numpy as np
 
+from dpverify.algorithms.core.noise import GAUSSIAN, PrivacyLedger, gaussian_mechanism
 from dpverify.algorithms.core.privacy import gaussian_dp_epsilon, gdp_mu_of_gaussians
 from dpverify.algorithms.wang_basar.problems import Estimation
+from dpverify.theory import accounting
 from dpverify.theory.audit import PrivacyClaim, audit, sensitivity_probe
 from dpverify.theory.audit.scores import gaussian_log_likelihood_ratio
 from dpverify.theory.claims import Measurement, holds
@@ -69,6 +71,12 @@ UNIT_L1_DIRECTIONS = np.array([[1, 0], [-1, 0], [0, 1], [0, -1], [0.5, 0.5], [0.
 SAMPLE_DIRECTIONS = np.vstack([np.eye(3), -np.eye(3)])
 
 
+def printed_sensitivity(theorem: str, lam: float) -> float:
+    """The l1 sensitivities the theorems calibrate to: (28) nu lambda^k / n_i (n_i = 1, spec P25),
+    (30) lambda^k, (31) 1 (seeds/003 L494-L530)."""
+    return {"theorem-4": nu_of(_problem()) * lam, "theorem-5": lam, "theorem-6": 1.0}[theorem]
+
+
 def sensitivities(lam: float) -> dict[str, dict]:
     """Measured l1 sensitivities of M_i^k at stepsize lam over a grid of x in B, against the printed ones."""
     problem = _problem()
@@ -81,9 +89,12 @@ def sensitivities(lam: float) -> dict[str, dict]:
     state = sensitivity_probe(lambda shift: (points + shift) - lam * _local_gradient(problem, points + shift, measurement),
                               [(np.zeros(2), e) for e in UNIT_L1_DIRECTIONS], 1.0, norm="l1")
     witness = points[state.witness_index[1]] if len(state.witness_index) > 1 else None
-    return {"data (28)": {"measured": data.max_distance, "printed": nu * lam, "refuted": data.refuted},
-            "gradient (30)": {"measured": gradient.max_distance, "printed": lam, "refuted": gradient.refuted},
-            "state (31)": {"measured": state.max_distance, "printed": 1.0, "refuted": state.refuted,
+    return {"data (28)": {"measured": data.max_distance, "printed": printed_sensitivity("theorem-4", lam),
+                          "refuted": data.refuted},
+            "gradient (30)": {"measured": gradient.max_distance, "printed": printed_sensitivity("theorem-5", lam),
+                              "refuted": gradient.refuted},
+            "state (31)": {"measured": state.max_distance, "printed": printed_sensitivity("theorem-6", lam),
+                           "refuted": state.refuted,
                            "witness_x": None if witness is None else witness.tolist()}}
 
 
@@ -151,13 +162,40 @@ def audit_message(theorem: str, reading: str = "a"):
         mu = float(np.linalg.norm(mean1 - mean0) / std)
         exact = float(gaussian_dp_epsilon(AUDIT_DELTA, mu))
         evidence = result.evidence()
+        row = _message_row(theorem, reading, sigma_var, std, result)
         return Measurement(
             f"reading ({reading}), lambda = {AUDIT_STEP}, sigma_var = {sigma_var:.4g} (printed bound), x = printed saddle: "
             f"{result.summary()}; exact per-message eps at delta {AUDIT_DELTA:g}: {exact:.3g} (mu = {mu:.3g}, Balle-Wang/GDP)",
             {**evidence.values, "claimed_epsilon": AUDIT_EPSILON, "sigma_var": sigma_var, "exact_epsilon": exact, "mu": mu,
-             "lower_bounds": {"eps": (evidence.values["epsilon_lower_bound"], AUDIT_EPSILON)}})
+             "lower_bounds": {"eps": (evidence.values["epsilon_lower_bound"], AUDIT_EPSILON)},
+             accounting.PRIVACY_KEY: [row]})
 
     return check
+
+
+DELTA_NOTE = "harness default inside the theorems' range (0, 1) (spec P22)"
+
+
+def _ledger_of(sensitivities, stds) -> PrivacyLedger:
+    """The ledger's record of these Gaussian releases of one agent, as the algorithm records its own
+    (Bun-Steinke zCDP, no declared (eps, delta))."""
+    ledger, values, rng = PrivacyLedger(), np.zeros((1, 1, 1)), np.random.default_rng(0)
+    for k, (sensitivity, std) in enumerate(zip(np.ravel(sensitivities), np.ravel(stds)), start=1):
+        gaussian_mechanism(values, sensitivity, std, rng, ledger=ledger, iteration=k)
+    return ledger
+
+
+def _message_row(theorem: str, reading: str, sigma_var: float, std: float, result) -> dict:
+    """The privacy-table row of one audited message: the Gaussian release lambda n with the printed
+    sensitivity (an l1 value; used as the l2 sensitivity, which it bounds)."""
+    ledger = _ledger_of([printed_sensitivity(theorem, AUDIT_STEP)], [std])
+    return accounting.privacy_row(
+        f"one message, lambda = {AUDIT_STEP}, reading ({reading}), sigma_var = {sigma_var:.4g}", AUDIT_DELTA, DELTA_NOTE,
+        paper=accounting.cell(AUDIT_EPSILON, f"{theorem}'s printed condition with equality (classical Gaussian mechanism "
+                              "form, ln(1.25/delta))"),
+        accountant=accounting.accountant_cell(accounting.ledger_releases(ledger), AUDIT_DELTA),
+        ledger=accounting.ledger_cell(ledger, AUDIT_DELTA),
+        audit=accounting.audit_cell([result], AUDIT_DELTA, "exact Gaussian LLR score, neighbours at the printed saddle"))
 
 
 # ---- the experiments' own noise: per iteration and composed (not claimed) -------------------------------
@@ -189,11 +227,20 @@ def check_composition(context: CheckContext):
     k = np.arange(1, values["iterations"])
     lam = np.where(k <= values["switch"], values["lam0"], values["lam_scale"] / k)
     std = lam * math.sqrt(values["sigma_var"])
-    rows = {}
+    rows, table = {}, []
     for name, sensitivity in (("data", 4 * lam), ("gradient", lam), ("state", np.ones_like(lam))):
         mu = gdp_mu_of_gaussians(sensitivity, std)
         rows[name] = {"mu": mu, "epsilon": float(gaussian_dp_epsilon(AUDIT_DELTA, mu))}
+        ledger = _ledger_of(sensitivity, std)
+        table.append(accounting.privacy_row(
+            f"{name} privacy, one agent's {len(k)} messages (Sec. 6.1 schedule, sigma_var = {values['sigma_var']})",
+            AUDIT_DELTA, DELTA_NOTE,
+            paper=accounting.not_applicable("the paper states no eps for the whole run (Theorems 4-6 are per iteration)"),
+            accountant=accounting.accountant_cell(accounting.ledger_releases(ledger), AUDIT_DELTA),
+            ledger=accounting.ledger_cell(ledger, AUDIT_DELTA),
+            audit=accounting.not_applicable("no audit of the whole run")))
     return Measurement(
         f"not claimed by the paper: composing the {len(k)} messages of one agent (Sec. 6.1 schedule, sigma_var = {values['sigma_var']}) "
         f"gives at delta {AUDIT_DELTA:g}: " + ", ".join(f"{n} mu = {r['mu']:.3g}, eps = {r['epsilon']:.3g}" for n, r in rows.items())
-        + " (state privacy of earlier x_i^k is also leaked through later messages; the per-iteration theorems do not cover it)", rows)
+        + " (state privacy of earlier x_i^k is also leaked through later messages; the per-iteration theorems do not cover it)",
+        {**rows, accounting.PRIVACY_KEY: table})

@@ -26,7 +26,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from dpverify.algorithms.core.network import random_connected_network
-from dpverify.algorithms.core.privacy import corollary_epsilon, dynamic_zcdp_total
+from dpverify.algorithms.core.privacy import corollary_epsilon, dynamic_zcdp_total, zcdp_to_dp
 from dpverify.algorithms.core.problems import LocalData, Problem
 from dpverify.algorithms.core.synthetic import noisy_linear_observations
 from dpverify.algorithms.zcdp_nfl.algorithm import (
@@ -37,6 +37,7 @@ from dpverify.algorithms.zcdp_nfl.algorithm import (
     primal_update,
     run_zcdp_nfl,
 )
+from dpverify.theory import accounting
 from dpverify.theory.audit import AuditResult, PrivacyClaim, ProbeResult, audit, sensitivity_probe
 from dpverify.theory.claims import Measurement
 from dpverify.theory.execution import CheckContext, task_seed_sequence
@@ -165,10 +166,15 @@ def release_sampler(setup: AuditSetup, history: np.ndarray, variance: float):
     return sample
 
 
-def _history(setup: AuditSetup, context: CheckContext):
+def _history_run(setup: AuditSetup, context: CheckContext):
+    """One run on the first neighbour: the observed history of the per-release audits and probes, and a ledger."""
     rng = np.random.default_rng(task_seed_sequence(context.root_seed, "zcdp-nfl/audit/history"))
-    trajectory = run_zcdp_nfl(setup.problem, setup.neighbours[0], setup.network, setup.params, horizon=AUDIT_HORIZON,
-                              replicas=1, rng=rng)
+    return run_zcdp_nfl(setup.problem, setup.neighbours[0], setup.network, setup.params, horizon=AUDIT_HORIZON,
+                        replicas=1, rng=rng)
+
+
+def _history(setup: AuditSetup, context: CheckContext):
+    trajectory = _history_run(setup, context)
     return trajectory.broadcast, trajectory.variances
 
 
@@ -193,11 +199,14 @@ def _probe_measurement(result: ProbeResult, summary: str, values: dict) -> Measu
         "||w_D - w_D'|| / Delta(n)": (result.max_distance, result.claimed_sensitivity)}})
 
 
-def _run_audit(context: CheckContext, sampler, claim: PrivacyClaim, setup: AuditSetup, key: str) -> Measurement:
+def _audit_result(context: CheckContext, sampler, claim: PrivacyClaim, setup: AuditSetup, key: str) -> AuditResult:
     rng = np.random.default_rng(task_seed_sequence(context.root_seed, f"zcdp-nfl/audit/{key}"))
-    result = audit(sampler, setup.neighbours, claim, samples=_samples(context), confidence=context.audit_confidence,
-                   rng=rng, adjacency=replace_one_adjacent, chunk_size=CHUNK)
-    return _audit_measurement(result)
+    return audit(sampler, setup.neighbours, claim, samples=_samples(context), confidence=context.audit_confidence,
+                 rng=rng, adjacency=replace_one_adjacent, chunk_size=CHUNK)
+
+
+def _run_audit(context: CheckContext, sampler, claim: PrivacyClaim, setup: AuditSetup, key: str) -> Measurement:
+    return _audit_measurement(_audit_result(context, sampler, claim, setup, key))
 
 
 def audit_release(loss: str, clip: bool):
@@ -207,8 +216,21 @@ def audit_release(loss: str, clip: bool):
         setup = audit_setup(context, loss, clip)
         history, variances = _history(setup, context)
         claim = PrivacyClaim(rho=float(setup.phi1 * setup.params.noise.tau ** -(RELEASE - 1)))
-        return _run_audit(context, release_sampler(setup, history, float(variances[RELEASE, TARGET])), claim, setup,
-                          f"release/{loss}/clip={clip}")
+        result = _audit_result(context, release_sampler(setup, history, float(variances[RELEASE, TARGET])), claim,
+                               setup, f"release/{loss}/clip={clip}")
+        ledger = accounting.ledger_at(_history_run(setup, context).ledger, RELEASE)
+        delta = setup.delta
+        row = accounting.privacy_row(
+            f"one release (n = {RELEASE}) given the history, {loss} loss{', clipped' if clip else ''}, {AUDIT_AGENTS} clients",
+            delta, "the experiments' delta (figure-2 parameters); Theorem I states rho only",
+            paper=accounting.cell(zcdp_to_dp(claim.rho, delta), f"Theorem I's varphi^(n) = {claim.rho:.4g} (L125-L132) "
+                                  "converted as the Corollary converts (Bun & Steinke Prop. 1.3)"),
+            accountant=accounting.accountant_cell(accounting.ledger_releases(ledger, TARGET), delta),
+            ledger=accounting.ledger_cell(ledger, delta, TARGET),
+            audit=accounting.audit_cell([result], delta, "exact Gaussian LLR of the release; the audit's events, "
+                                        "chosen for its rho bound, read at the row's delta"))
+        measurement = _audit_measurement(result)
+        return Measurement(measurement.summary, {**measurement.values, accounting.PRIVACY_KEY: [row]})
     return check
 
 
@@ -221,8 +243,26 @@ def audit_transcript(loss: str, clip: bool, reading: str = "broadcast"):
         tau = setup.params.noise.tau
         claim = PrivacyClaim(epsilon=float(corollary_epsilon(setup.phi1, tau, AUDIT_HORIZON, setup.delta)),
                              delta=setup.delta, rho=float(dynamic_zcdp_total(setup.phi1, tau, AUDIT_HORIZON)))
-        return _run_audit(context, transcript_sampler(setup), claim, setup, f"transcript/{loss}/clip={clip}/{reading}")
+        result = _audit_result(context, transcript_sampler(setup), claim, setup, f"transcript/{loss}/clip={clip}/{reading}")
+        measurement = _audit_measurement(result)
+        row = _transcript_row(setup, _history_run(setup, context).ledger, result,
+                              f"whole transcript, T = {AUDIT_HORIZON}, {loss} loss{', clipped' if clip else ''}"
+                              f"{'' if reading == 'broadcast' else f', reading {reading}'}, {AUDIT_AGENTS} clients")
+        return Measurement(measurement.summary, {**measurement.values, accounting.PRIVACY_KEY: [row]})
     return check
+
+
+def _transcript_row(setup: AuditSetup, ledger, result: AuditResult, setting: str) -> dict:
+    """The privacy-table row of a whole-transcript audit: the target client's T releases (the other
+    clients' messages do not depend on its record), at the experiments' delta."""
+    delta = setup.delta
+    return accounting.privacy_row(
+        setting, delta, "the experiments' delta (figure-2 parameters)",
+        paper=accounting.cell(result.claim.epsilon, "Corollary (L134-L140): rho_total + 2 sqrt(rho_total log(1/delta)), "
+                              f"rho_total = {result.claim.rho:.4g} by App. C's sum"),
+        accountant=accounting.accountant_cell(accounting.ledger_releases(ledger, TARGET), delta),
+        ledger=accounting.ledger_cell(ledger, delta, TARGET),
+        audit=accounting.audit_cell([result], delta, "exact LLR of the whole transcript, canary at the data bound"))
 
 
 def _normalized_updates(setup: AuditSetup, context: CheckContext):
