@@ -37,6 +37,7 @@ from dpverify.algorithms.dp_recal.baselines.dp_common import gradient_change  # 
 from dpverify.algorithms.dp_recal.composite import CompositeProblem, accuracy  # noqa: E402
 from dpverify.reproductions.datasets import (  # noqa: E402
     DATA_ENV,
+    NOT_AVAILABLE,
     DatasetNotAvailableError,
     load_dataset,
     split_over_agents,
@@ -124,7 +125,7 @@ def simulate_dataset(rng: np.random.Generator, *, dataset: str, loss: str, lasso
     try:
         data = _local_data(dataset, samples_per_agent, os.environ.get(DATA_ENV, ""))
     except DatasetNotAvailableError as missing:
-        return pd.DataFrame([{"dataset": dataset, "loss": loss, "graph": graph, "status": f"data not available: {missing}"}])
+        return pd.DataFrame([{"dataset": dataset, "loss": loss, "graph": graph, "status": f"{NOT_AVAILABLE}: {missing}"}])
     problem = CompositeProblem(loss, ridge=ridge, lasso=lasso)
     truth = solve_composite(problem, data, use_cvxpy=False)
     network = Network.from_networkx(GRAPHS[graph](NUM_AGENTS))

@@ -36,6 +36,7 @@ from dpverify.algorithms.core.problems import LocalData  # noqa: E402
 from dpverify.algorithms.dp_recal.baselines.comparison import COMPARED, DISPLAY_NAMES  # noqa: E402
 from dpverify.algorithms.dp_recal.composite import CompositeProblem, accuracy  # noqa: E402
 from dpverify.reproductions.datasets import (  # noqa: E402
+    NOT_AVAILABLE,
     DatasetNotAvailableError,
     load_dataset,
     split_over_agents,
@@ -96,7 +97,7 @@ def simulate_group(rng: np.random.Generator, *, dataset: str, group: str, loss: 
     try:
         raw = load_dataset(dataset)
     except DatasetNotAvailableError as missing:
-        return pd.DataFrame([{"dataset": dataset, "loss": loss, "r": group, "status": f"data not available: {missing}"}])
+        return pd.DataFrame([{"dataset": dataset, "loss": loss, "r": group, "status": f"{NOT_AVAILABLE}: {missing}"}])
     with threadpool_limits(limits=BLAS_THREADS):
         return _simulate_group(rng, raw, dataset=dataset, group=group, loss=loss, ridge=ridge, lasso=lasso, rows=rows,
                                epsilon=epsilon, delta=delta, decay=decay, clip=clip, stepsize_decay=stepsize_decay,
