@@ -385,13 +385,6 @@ def load_dataset(name: str, data_dir=None) -> Dataset:
     return _LOADERS[name](locate(name, data_dir))
 
 
-def dataset_files(name: str, data_dir=None) -> list[Path]:
-    """The files load_dataset(name, data_dir) reads (raises DatasetNotAvailableError when they are nowhere)."""
-    _known(name)
-    base = locate(name, data_dir, download=False)
-    return [base / relative for relative in files_read(name, base)]
-
-
 def availability(data_dir=None) -> dict[str, str]:
     """Dataset name -> "" when its files are where load_dataset looks, else why not (the files, their checksum,
     where it looked, how to provide them). Cheap: it fetches nothing and reads no file."""

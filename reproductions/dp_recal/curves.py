@@ -176,9 +176,10 @@ def build_tasks(config: ExperimentConfig) -> list[Task]:
 def final_table(results: pd.DataFrame) -> pd.DataFrame:
     """Per dataset, algorithm and eps: mean final RE (and 10-90% band), accuracy, messages, PLF, time."""
     ok = results[results.status == "ok"]
-    final = ok[ok.final]
+    final = ok[ok.final] if not ok.empty else ok   # without any data there are no run columns to group by
     rows = []
-    for (dataset, algorithm, epsilon), group in final.groupby(["dataset", "algorithm", "epsilon"], dropna=False, sort=True):
+    for (dataset, algorithm, epsilon), group in ([] if final.empty else final.groupby(
+            ["dataset", "algorithm", "epsilon"], dropna=False, sort=True)):
         rows.append({"dataset": dataset, "algorithm": _label(algorithm), "id": algorithm,
                      "epsilon": epsilon, "runs": len(group), "RE_mean": group.relative_error.mean(),
                      "RE_q10": group.relative_error.quantile(0.1), "RE_q90": group.relative_error.quantile(0.9),

@@ -218,3 +218,18 @@ def test_a_reproduction_without_data_runs_its_claims_once_the_data_is_provided(t
     assert [r.verdict for r in second] == [Verdict.CONFIRMED, Verdict.CONFIRMED] and runner.computed == 2
     third = reproduce()
     assert [r.verdict for r in third] == [Verdict.CONFIRMED, Verdict.CONFIRMED] and runner.computed == 2
+
+
+def test_data_dir_option_is_the_data_directory_of_the_run(tmp_path, monkeypatch):
+    """--data-dir sets $DPVERIFY_DATA for the run (and so for its worker processes) before anything is looked up."""
+    from typer.testing import CliRunner
+
+    from dpverify.reproductions.cli import app
+
+    monkeypatch.setenv(DATA_ENV, "/before")   # restored after the test
+    (tmp_path / "data").mkdir()
+    result = CliRunner().invoke(app, ["check", "dp-recal", "--claim", "proposition-1", "--cache", str(tmp_path / "c"),
+                                      "--data-dir", str(tmp_path / "data")])
+    assert result.exit_code == 0, result.output
+    assert os.environ[DATA_ENV] == str(tmp_path / "data")
+    assert "dp-recal/proposition-1" in result.output
