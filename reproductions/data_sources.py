@@ -33,6 +33,7 @@ SHARED_DATA_DIR = PROJECT_ROOT.parent / "shared" / "data"
 CACHE_NAME = "dpverify"
 DOWNLOAD_TIMEOUT_SECONDS = 10   # one attempt per file and process: without a network it fails in well under a second
 NOT_AVAILABLE = "data not available"   # the status of a result row without data; such results are never cached
+NOTHING_RUN = "Nothing run: none of the datasets is available"   # what a figure or table without any data shows
 PROVIDE = f"provide it with --data-dir DIR or {DATA_ENV}=DIR"
 _HASH_CHUNK = 1 << 20
 

@@ -52,6 +52,7 @@ from dpverify.reproductions.data_sources import (  # noqa: F401  (re-exported: t
     DATASET_FILES,
     IJCNN1_FILE,
     NOT_AVAILABLE,
+    NOTHING_RUN,
     OFFLINE_ENV,
     PROJECT_ROOT,
     SHARED_DATA_DIR,

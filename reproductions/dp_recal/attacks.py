@@ -44,6 +44,7 @@ from dpverify.algorithms.dp_recal.gradient_inversion import (  # noqa: E402
 )
 from dpverify.reproductions.datasets import (  # noqa: E402
     NOT_AVAILABLE,
+    NOTHING_RUN,
     DatasetNotAvailableError,
     load_dataset,
     split_over_agents,
@@ -228,7 +229,7 @@ def summarize(config: ExperimentConfig, results: pd.DataFrame) -> FigureOutput:
     parts = [f"{r.dataset}/{r.target_kind} {ROW_LABELS[(r.mechanism, r.inference)]}: median PSNR {r.median_psnr:.1f} dB "
              f"(vs other records {r.median_psnr_other:.1f}), MSE {r.median_mse:.3g}, revealed {r.median_revealed:.0%}"
              for r in table.itertuples()]
-    observed = "; ".join(parts) + "." + "".join(f" {d}: data not available." for d in missing)
+    observed = ("; ".join(parts) if parts else NOTHING_RUN) + "." + "".join(f" {d}: data not available." for d in missing)
     return FigureOutput(panels, observed, table)
 
 

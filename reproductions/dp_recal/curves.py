@@ -38,6 +38,7 @@ from dpverify.algorithms.dp_recal.composite import CompositeProblem, accuracy  #
 from dpverify.reproductions.datasets import (  # noqa: E402
     DATA_ENV,
     NOT_AVAILABLE,
+    NOTHING_RUN,
     DatasetNotAvailableError,
     load_dataset,
     split_over_agents,
@@ -220,9 +221,11 @@ def summarize(config: ExperimentConfig, results: pd.DataFrame) -> FigureOutput:
         parts.append(f"{dataset}: " + "; ".join(
             f"{r.algorithm}{'' if pd.isna(r.epsilon) else f' ε={r.epsilon:g}'} RE {r.RE_mean:.2g} acc {r.accuracy:.3f}"
             for r in rows.itertuples()) + f" (||x*|| = {ok[ok.dataset == dataset].x_star_norm.iloc[0]:.3g})")
-    observed = ("Final relative error and accuracy (mean over runs) — " + " | ".join(parts)
+    observed = (("Final relative error and accuracy (mean over runs) — " + " | ".join(parts) if parts else NOTHING_RUN)
                 + (f". {', '.join(missing)}: data not available (no substitute used)." if missing else "."))
-    return FigureOutput({"curves": figure}, observed, table)
+    if not datasets:   # no data at all: no empty figure in the report
+        plt.close(figure)
+    return FigureOutput({"curves": figure} if datasets else {}, observed, table)
 
 
 EXPERIMENTS = [

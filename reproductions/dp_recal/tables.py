@@ -37,6 +37,7 @@ from dpverify.algorithms.dp_recal.baselines.comparison import COMPARED, DISPLAY_
 from dpverify.algorithms.dp_recal.composite import CompositeProblem, accuracy  # noqa: E402
 from dpverify.reproductions.datasets import (  # noqa: E402
     NOT_AVAILABLE,
+    NOTHING_RUN,
     DatasetNotAvailableError,
     load_dataset,
     split_over_agents,
@@ -213,7 +214,7 @@ def summarize(config: ExperimentConfig, results: pd.DataFrame) -> FigureOutput:
                          f"DP-RECAL sends {recal.comm_ours:.0f} vectors ({recal.hops_ours:.0f} hops; printed {recal.comm_printed:.0f}), "
                          f"others {others.comm_ours.min():.0f}-{others.comm_ours.max():.0f}; CPU s/replica DP-RECAL "
                          f"{recal.time_ours_s:.2g}, others {others.time_ours_s.min():.2g}-{others.time_ours_s.max():.2g}")
-    observed = ("Medians over replicas at the final iterate — " + " | ".join(parts)
+    observed = (("Medians over replicas at the final iterate — " + " | ".join(parts) if parts else NOTHING_RUN)
                 + (f". {', '.join(missing)}: data not available (no substitute used)." if missing else ".")
                 + " CPU times are this machine's process time per replica of a batched run (the paper's: Matlab).")
     panels = {"printed-vs-ours": _plot(compared, table)} if not compared.empty else {}

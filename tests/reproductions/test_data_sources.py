@@ -233,3 +233,22 @@ def test_data_dir_option_is_the_data_directory_of_the_run(tmp_path, monkeypatch)
     assert result.exit_code == 0, result.output
     assert os.environ[DATA_ENV] == str(tmp_path / "data")
     assert "dp-recal/proposition-1" in result.output
+
+
+@pytest.mark.parametrize("experiment, row, observed", [
+    ("figure-2", {"loss": "linear", "graph": "ring"},
+     "Nothing run: none of the datasets is available. ijcnn1: data not available (no substitute used)."),
+    ("table-4", {"loss": "linear", "r": "l1"},
+     ("Nothing run: none of the datasets is available. ijcnn1: data not available (no substitute used). CPU times are "
+      "this machine's process time per replica of a batched run (the paper's: Matlab).")),
+    ("figure-9", {"target_kind": "record", "reason": "why"},
+     "Nothing run: none of the datasets is available. ijcnn1: data not available."),
+])
+def test_a_summary_without_any_data_says_so(experiment, row, observed):
+    """Every dataset missing (a clone without ../shared): the summaries name them instead of crashing."""
+    from dpverify.reproductions.experiments import find_experiment
+
+    found = find_experiment("dp-recal", experiment)
+    status = NOT_AVAILABLE if experiment == "figure-9" else f"{NOT_AVAILABLE}: why"
+    output = found.summarize(found.config("quick"), pd.DataFrame([{"dataset": "ijcnn1", "status": status, **row}]))
+    assert output.observed == observed and output.panels == {}
