@@ -36,6 +36,7 @@ NOT_AVAILABLE = "data not available"   # the status of a result row without data
 NOTHING_RUN = "Nothing run: none of the datasets is available"   # what a figure or table without any data shows
 PROVIDE = f"provide it with --data-dir DIR or {DATA_ENV}=DIR"
 _HASH_CHUNK = 1 << 20
+MESSAGE_CHARS = 160   # of a download error kept in the reason (requests' messages run to several hundred)
 
 CIFAR10_DIRNAME = "cifar-10-batches-py"
 CIFAR10_NUM_BATCHES = 5
@@ -205,7 +206,9 @@ def _download(name: str) -> str:
         return ""
     # no network or a refused connection (requests raises OSErrors), a checksum mismatch (ValueError), a broken archive
     except (OSError, ValueError, tarfile.TarError) as error:
-        why = f"download of {source.url} failed ({type(error).__name__}: {str(error).splitlines()[0][:160]})"
+        first_line = str(error).splitlines()[0] if str(error) else ""
+        shortened = first_line if len(first_line) <= MESSAGE_CHARS else first_line[:MESSAGE_CHARS] + "..."
+        why = f"download of {source.url} failed ({type(error).__name__}: {shortened})"
         _failed_downloads[source.url] = why
         return why
 

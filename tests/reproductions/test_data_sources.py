@@ -252,3 +252,18 @@ def test_a_summary_without_any_data_says_so(experiment, row, observed):
     status = NOT_AVAILABLE if experiment == "figure-9" else f"{NOT_AVAILABLE}: why"
     output = found.summarize(found.config("quick"), pd.DataFrame([{"dataset": "ijcnn1", "status": status, **row}]))
     assert output.observed == observed and output.panels == {}
+
+
+def test_a_long_download_error_is_shortened_in_the_reason(monkeypatch, data_only_from_env):
+    import pooch
+
+    def refused(url, known_hash, **kwargs):
+        raise requests.exceptions.ConnectionError("x" * 300)
+
+    monkeypatch.setattr(pooch, "retrieve", refused)
+    monkeypatch.setattr(data_sources, "_failed_downloads", {})
+    monkeypatch.delenv(OFFLINE_ENV)
+    monkeypatch.delenv(DATA_ENV, raising=False)
+    with pytest.raises(DatasetNotAvailableError) as error:
+        locate("ijcnn1")
+    assert f"failed (ConnectionError: {'x' * 160}...); provide it" in str(error.value)
