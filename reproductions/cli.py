@@ -9,6 +9,7 @@ ran); 2 a user error (one line saying what is wrong and what was expected); 3 re
 from __future__ import annotations
 
 import logging
+import os
 import sys
 import time
 from dataclasses import replace
@@ -20,7 +21,7 @@ import typer
 from tqdm.auto import tqdm
 
 from dpverify.algorithms.core.errors import DpverifyError
-from dpverify.reproductions.datasets import availability
+from dpverify.reproductions.datasets import DATA_ENV, availability
 from dpverify.reproductions.inputs import directory_to_write, one_line, open_unit_interval, run_paths
 from dpverify.reproductions.threads import limit_blas_threads
 from dpverify.reproductions.timing import DEFAULT_REPEATS
@@ -59,6 +60,18 @@ JunitOpt = Annotated[Optional[Path], typer.Option(help="write JUnit XML here: on
                                                   "against --baseline fails its case)")]
 OutOpt = Annotated[Path, typer.Option(help="directory of the report, results and figures")]
 CacheOpt = Annotated[Path, typer.Option(help="result cache directory")]
+
+
+def _use_data_dir(directory: Path | None) -> Path | None:
+    """--data-dir is $DPVERIFY_DATA for this run and its worker processes (set before any dataset is looked up)."""
+    if directory is not None:
+        os.environ[DATA_ENV] = str(directory.expanduser().resolve())
+    return directory
+
+
+DataDirOpt = Annotated[Optional[Path], typer.Option(
+    callback=_use_data_dir, help=f"directory holding the datasets (as ${DATA_ENV}); looked in first, then "
+                                 "../shared/data, then the download cache (README: Data)")]
 
 
 def _papers(paper_id: str | None) -> list[Paper]:
@@ -193,7 +206,7 @@ def list_command(paper: PaperArg = None) -> None:
 def check(paper: PaperArg = None,
           claim: Annotated[Optional[str], typer.Option(help="one claim id, e.g. lemma-1 or zcdp-nfl/lemma-1")] = None,
           profile: ProfileOpt = Profile.quick, seed: SeedOpt = DEFAULT_ROOT_SEED, jobs: JobsOpt = 1,
-          cache: CacheOpt = DEFAULT_CACHE,
+          cache: CacheOpt = DEFAULT_CACHE, data_dir: DataDirOpt = None,
           strict: StrictOpt = False, baseline: BaselineOpt = None, junit: JunitOpt = None,
           out: Annotated[Optional[Path], typer.Option(help="also write OUT/summary.json (a baseline for later runs)")]
           = None,
@@ -232,7 +245,7 @@ def reproduce(paper: PaperArg = None,
               backend: Annotated[Backend, typer.Option(help="local processes (joblib) or a Dask cluster")] = Backend.local,
               scheduler: Annotated[Optional[str], typer.Option(help="Dask scheduler address for --backend dask")] = None,
               out: OutOpt = DEFAULT_OUT,
-              cache: CacheOpt = DEFAULT_CACHE,
+              cache: CacheOpt = DEFAULT_CACHE, data_dir: DataDirOpt = None,
               seed: SeedOpt = DEFAULT_ROOT_SEED, strict: StrictOpt = False, baseline: BaselineOpt = None,
               junit: JunitOpt = None) -> None:
     """Reproduce the figures, check every claim, and write the report (index.html, <paper>.md, summary.json)."""
@@ -357,7 +370,8 @@ def audit(paper: Annotated[str, typer.Argument(help="paper id (see `dpverify lis
           samples: Annotated[Optional[int], typer.Option(min=minimum_samples(), help="runs per side, at least "
                                                          f"{minimum_samples()} (default: the profile's)")] = None,
           confidence: Annotated[float, typer.Option(help="simultaneous confidence of the lower bounds, in (0, 1)")] = 0.95,
-          profile: ProfileOpt = Profile.quick, seed: SeedOpt = DEFAULT_ROOT_SEED, strict: StrictOpt = False) -> None:
+          profile: ProfileOpt = Profile.quick, seed: SeedOpt = DEFAULT_ROOT_SEED, strict: StrictOpt = False,
+          data_dir: DataDirOpt = None) -> None:
     """Empirical privacy audits: lower bounds on eps / rho from runs on neighbouring datasets, as the
     paper's adversary observes them. No violation found reads "not refuted at N samples", never "private"."""
     from dpverify.theory.claims import Method

@@ -15,13 +15,15 @@ preprocessing follow the spec `specs/dp_recal.md` §5.1 (v1:L562):
   CIFAR-10 cat (3) -> -1, dog (5) -> +1).
 * "allocate the data equally to the agents": `split_over_agents`.
 
-CIFAR-10 is not shipped: it is loaded only from a directory the user gives, and is otherwise
+Where the files come from, how they are checked and what happens when they are nowhere (fetched if a public
+source with a published checksum is known, else "data not available" with the reason): reproductions/data_sources.py.
+CIFAR-10 is not in shared/data: it is used when the user provides it (or it can be fetched), and is otherwise
 reported as "data not available" (never replaced by synthetic data).
 
 The v0 experiments (seeds/000 Sec. VII-A, v0:L518) use two more sets, with the same preprocessing text:
 * "covtype" (55,500 x 54): LIBSVM covtype.binary (`covtype.libsvm.binary.bz2`, 581,012 x 54, labels
-  1/2). Not shipped: loaded only from a directory the user gives (like CIFAR-10), checksum-verified
-  when that directory's SHA256SUMS lists the file. The paper does not say which 55,500 rows it kept:
+  1/2). Not shipped and not fetched (no published checksum): used when the user provides it, checksum-verified
+  when that directory's SHA256SUMS lists the file, else its sha256 is recorded. The paper does not say which 55,500 rows it kept:
   the harness keeps the FIRST 55,500 rows of the file (default), then min-max scales them per
   feature; class 1 -> -1, class 2 -> +1 (second-listed class = +1).
 * "mnist-v0" (60,000 x 784): the whole MNIST training set. The paper does not say how the 10 digits
@@ -32,50 +34,48 @@ from __future__ import annotations
 
 import bz2
 import gzip
-import hashlib
-import os
 import pickle
-from dataclasses import dataclass
+from collections.abc import Mapping
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 import numpy as np
 
-from dpverify.algorithms.core.errors import (
-    DpverifyError,
-    InvalidDataError,
-    InvalidParameterError,
-)
+from dpverify.algorithms.core.errors import DpverifyError, InvalidDataError, InvalidParameterError
 from dpverify.algorithms.core.problems import LocalData
+from dpverify.reproductions.data_sources import (  # noqa: F401  (re-exported: the names callers use)
+    CHECKSUM_FILE,
+    CIFAR10_DIRNAME,
+    CIFAR10_NUM_BATCHES,
+    COVTYPE_FILE,
+    DATA_ENV,
+    DATASET_FILES,
+    IJCNN1_FILE,
+    NOT_AVAILABLE,
+    NOTHING_RUN,
+    OFFLINE_ENV,
+    PROJECT_ROOT,
+    SHARED_DATA_DIR,
+    ChecksumMismatchError,
+    DatasetNotAvailableError,
+    batch_directory,
+    checked_sha256,
+    files_read,
+    locate,
+    sha256_file,
+    shown,
+)
 
-DATA_ENV = "DPVERIFY_DATA"
-CHECKSUM_FILE = "SHA256SUMS"
-PROJECT_ROOT = Path(__file__).resolve().parent.parent
-SHARED_DATA_DIR = PROJECT_ROOT.parent / "shared" / "data"
-
-IJCNN1_FILE = "ijcnn1.trn.bz2"
 IJCNN1_NUM_FEATURES = 22
 IDX_IMAGES_MAGIC = 2051
 IDX_LABELS_MAGIC = 2049
 PIXEL_MAX = 255.0
-CIFAR10_DIRNAME = "cifar-10-batches-py"
-CIFAR10_NUM_BATCHES = 5
 CIFAR10_CAT, CIFAR10_DOG = 3, 5
-_HASH_CHUNK = 1 << 20
-COVTYPE_FILE = "covtype.libsvm.binary.bz2"   # LIBSVM binary data sets, covtype.binary
 COVTYPE_NUM_FEATURES = 54                    # v0:L518
 COVTYPE_V0_ROWS = 55_500                     # v0:L518; default: the first 55,500 rows (the subset rule is not stated)
 COVTYPE_NEGATIVE, COVTYPE_POSITIVE = 1, 2    # default: second-listed class = +1
 MNIST_V0_NEGATIVE = (0, 1, 2, 3, 4)          # default: the v0 mapping of the 10 digits to +-1 is not stated (v0:L518)
 MNIST_V0_POSITIVE = (5, 6, 7, 8, 9)
-
-
-class DatasetNotAvailableError(DpverifyError):
-    """A data directory or data file that is not there."""
-
-
-class ChecksumMismatchError(DpverifyError):
-    """A data file whose SHA-256 differs from SHA256SUMS, or that SHA256SUMS does not list."""
 
 
 class UnknownDatasetError(DpverifyError, KeyError):
@@ -92,10 +92,11 @@ class Dataset:
     name: str
     features: np.ndarray  # (n, d) float64 in [0, 1]
     labels: np.ndarray  # (n,) float64 in {-1, +1}
-    source: str  # which files, from where
+    source: str  # which files, from where, and what verified them
     checksum_verified: bool
     preprocessing: str = ""  # scaling and label mapping applied (spec §5.1)
     missing_rows_removed: int = 0
+    sha256: Mapping[str, str] = field(default_factory=dict)  # of every file read (recorded even when unverified)
 
     def __post_init__(self) -> None:
         features = np.array(self.features, dtype=np.float64)
@@ -122,86 +123,6 @@ class Dataset:
     @property
     def dim(self) -> int:
         return self.features.shape[1]
-
-
-# --------------------------------------------------------------------------------------------------
-# Where the data is, and whether it is the right data
-
-
-def shown(path) -> str:
-    """A path as messages and reports show it, without the generating machine's absolute prefix: under
-    $DPVERIFY_DATA as "$DPVERIFY_DATA/...", under the repository's parent (the checkout and ../shared) relative to
-    the repository, anything else as given."""
-    path = Path(path)
-    configured = os.environ.get(DATA_ENV, "").strip()
-    if configured and path.is_absolute():
-        base = Path(configured).expanduser().resolve()
-        if path.resolve() == base or base in path.resolve().parents:
-            return str(Path(f"${DATA_ENV}") / path.resolve().relative_to(base))
-    if path.is_absolute() and (path == PROJECT_ROOT.parent or PROJECT_ROOT.parent in path.parents):
-        return os.path.relpath(path, PROJECT_ROOT)
-    return str(path)
-
-
-def default_data_dir() -> Path:
-    """`$DPVERIFY_DATA` if set, else `<project root>/../shared/data` if it exists."""
-    configured = os.environ.get(DATA_ENV, "").strip()
-    if configured:
-        path = Path(configured).expanduser()
-        if not path.is_dir():
-            raise DatasetNotAvailableError(f"${DATA_ENV} = {configured!r} is not a directory")
-        return path
-    if SHARED_DATA_DIR.is_dir():
-        return SHARED_DATA_DIR
-    raise DatasetNotAvailableError(
-        f"no data directory: ${DATA_ENV} is not set and {shown(SHARED_DATA_DIR)} does not exist; "
-        f"set {DATA_ENV}=/path/to/data or pass data_dir= (the directory holding SHA256SUMS)"
-    )
-
-
-def _read_checksums(data_dir: Path) -> dict[str, str]:
-    sums_path = data_dir / CHECKSUM_FILE
-    if not sums_path.is_file():
-        raise DatasetNotAvailableError(f"no {CHECKSUM_FILE} in {shown(data_dir)}: cannot verify the data files")
-    expected = {}
-    for number, line in enumerate(sums_path.read_text().splitlines(), start=1):
-        if not line.strip():
-            continue
-        digest, _, name = line.strip().partition(" ")
-        name = name.strip().removeprefix("*")  # "*" marks binary mode in sha256sum output
-        if len(digest) != 64 or not name:
-            raise InvalidDataError(f"{sums_path}:{number}: expected '<sha256 hex>  <relative path>'; got {line!r}")
-        expected[name] = digest.lower()
-    return expected
-
-
-def sha256_file(path: Path) -> str:
-    digest = hashlib.sha256()
-    with open(path, "rb") as stream:
-        while chunk := stream.read(_HASH_CHUNK):
-            digest.update(chunk)
-    return digest.hexdigest()
-
-
-def verify_checksums(data_dir, files) -> dict[str, str]:
-    """Check each relative path of `files` against `data_dir/SHA256SUMS`; return {path: sha256}."""
-    data_dir = Path(data_dir)
-    expected = _read_checksums(data_dir)
-    verified = {}
-    for name in files:
-        path = data_dir / name
-        if not path.is_file():
-            raise DatasetNotAvailableError(f"data file {name} not found in {shown(data_dir)} (expected at {shown(path)})")
-        if name not in expected:
-            raise ChecksumMismatchError(f"{name} is not listed in {data_dir / CHECKSUM_FILE}: cannot verify it")
-        actual = sha256_file(path)
-        if actual != expected[name]:
-            raise ChecksumMismatchError(
-                f"checksum mismatch for {shown(path)}: expected sha256 {expected[name]}, got {actual} "
-                f"(the file is corrupted or is not the one {CHECKSUM_FILE} describes)"
-            )
-        verified[name] = actual
-    return verified
 
 
 # --------------------------------------------------------------------------------------------------
@@ -334,22 +255,30 @@ def min_max_scale(features: np.ndarray) -> np.ndarray:
     return np.clip((features - low) / span, 0.0, 1.0)
 
 
-def _image_files(folder: str) -> list[str]:
-    return [f"{folder}/train-images-idx3-ubyte.gz", f"{folder}/train-labels-idx1-ubyte.gz"]
-
-
 def _class_names(classes: tuple[int, ...]) -> str:
     return f"class {classes[0]}" if len(classes) == 1 else f"classes {classes[0]}-{classes[-1]}"
 
 
-def _binary_images(name, data_dir, folder, negative: tuple[int, ...], positive: tuple[int, ...], description,
+def _verified(name: str, base: Path) -> tuple[dict[str, str], bool, str]:
+    """sha256 of every file `name` reads in `base` (checked where a checksum is listed), whether all were verified,
+    and the words for the source line."""
+    checked = {relative: checked_sha256(base, relative) for relative in files_read(name, base)}
+    sums = {relative: digest for relative, (digest, _) in checked.items()}
+    references = sorted({reference for _, reference in checked.values()})
+    verified = bool(checked) and all(reference for _, reference in checked.values())
+    words = (f"sha256 verified against {', '.join(references)}" if verified else
+             "not verified: no published checksum lists it; sha256 " + ", ".join(f"{r} {d}" for r, d in sums.items()))
+    return sums, verified, words
+
+
+def _binary_images(name, base: Path, folder, negative: tuple[int, ...], positive: tuple[int, ...], description,
                    why: str = "second-listed class = +1") -> Dataset:
-    files = _image_files(folder)
-    verify_checksums(data_dir, files)
-    images = read_idx_gz(data_dir / files[0])
-    classes = read_idx_gz(data_dir / files[1])
+    sums, verified, words = _verified(name, base)
+    files = DATASET_FILES[name]
+    images = read_idx_gz(base / files[0])
+    classes = read_idx_gz(base / files[1])
     if images.ndim != 3 or classes.ndim != 1 or images.shape[0] != classes.shape[0]:
-        raise InvalidDataError(f"{data_dir / folder}: {images.shape[0]} images but {classes.shape[0]} labels")
+        raise InvalidDataError(f"{base / folder}: {images.shape[0]} images but {classes.shape[0]} labels")
     keep = np.isin(classes, negative + positive)
     features = images[keep].reshape(int(keep.sum()), -1) / PIXEL_MAX
     labels = np.where(np.isin(classes[keep], positive), 1.0, -1.0)
@@ -359,83 +288,57 @@ def _binary_images(name, data_dir, folder, negative: tuple[int, ...], positive: 
         features,
         labels,
         source=f"{description} training set, {_class_names(negative)} and {_class_names(positive)}: "
-               f"{', '.join(files)} in {shown(data_dir)}",
-        checksum_verified=True,
+               f"{', '.join(files)} in {shown(base)} ({words})",
+        checksum_verified=verified,
         preprocessing=f"pixels / 255; {_class_names(negative)} -> -1, {_class_names(positive)} -> +1 ({why})",
         missing_rows_removed=removed,
+        sha256=sums,
     )
 
 
-def _load_ijcnn1(data_dir: Path) -> Dataset:
-    verify_checksums(data_dir, [IJCNN1_FILE])
-    features, labels = read_svmlight_bz2(data_dir / IJCNN1_FILE, IJCNN1_NUM_FEATURES)
+def _load_ijcnn1(base: Path) -> Dataset:
+    sums, verified, words = _verified("ijcnn1", base)
+    features, labels = read_svmlight_bz2(base / IJCNN1_FILE, IJCNN1_NUM_FEATURES)
     features, labels, removed = remove_missing_rows(features, labels)
     if not np.all(np.abs(labels) == 1):
-        raise InvalidDataError(f"{data_dir / IJCNN1_FILE}: labels must be -1/+1; got {np.unique(labels)}")
+        raise InvalidDataError(f"{base / IJCNN1_FILE}: labels must be -1/+1; got {np.unique(labels)}")
     return Dataset(
         "ijcnn1",
         min_max_scale(features),
         labels,
-        source=f"LIBSVM ijcnn1 training set (svmlight, bzip2): {IJCNN1_FILE} in {shown(data_dir)}",
-        checksum_verified=True,
+        source=f"LIBSVM ijcnn1 training set (svmlight, bzip2): {IJCNN1_FILE} in {shown(base)} ({words})",
+        checksum_verified=verified,
         preprocessing="per-feature min-max to [0, 1] (constant features -> 0); labels -1/+1 as given",
         missing_rows_removed=removed,
+        sha256=sums,
     )
 
 
-def _user_directory(data_dir, not_available: str) -> Path:
-    """The directory to look in for a dataset that is not shipped: `data_dir`, else the default one."""
-    try:
-        return Path(data_dir) if data_dir is not None else default_data_dir()
-    except DatasetNotAvailableError as error:
-        raise DatasetNotAvailableError(f"{not_available} ({error})") from error
-
-
-def _cifar10_directory(data_dir) -> Path:
-    not_available = (
-        "CIFAR-10 data not available: it is not shipped with the shared data; pass "
-        f"load_dataset('cifar10', data_dir=DIR) or set {DATA_ENV} to a directory holding "
-        f"{CIFAR10_DIRNAME}/ or data_batch_1..5 (the python version of CIFAR-10)"
-    )
-    base = _user_directory(data_dir, not_available)
-    for candidate in (base / CIFAR10_DIRNAME, base):
-        if (candidate / "data_batch_1").is_file():
-            return candidate
-    raise DatasetNotAvailableError(f"{not_available}; looked in {shown(base / CIFAR10_DIRNAME)} and {shown(base)}")
-
-
-def _load_cifar10(data_dir) -> Dataset:
-    directory = _cifar10_directory(data_dir)
+def _load_cifar10(base: Path) -> Dataset:
+    sums, verified, words = _verified("cifar10", base)
+    directory = batch_directory(base)
     images, classes = read_cifar10_batches(directory)
     keep = (classes == CIFAR10_CAT) | (classes == CIFAR10_DOG)
     features = images[keep] / PIXEL_MAX
     labels = np.where(classes[keep] == CIFAR10_DOG, 1.0, -1.0)
     features, labels, removed = remove_missing_rows(features, labels)
-    batches = len(list(directory.glob("data_batch_[1-5]")))
     return Dataset(
         "cifar10",
         features,
         labels,
-        source=f"CIFAR-10 python batches 1..{batches} (of {CIFAR10_NUM_BATCHES}) in {directory}, cat and dog",
-        checksum_verified=False,  # no SHA256SUMS entry: CIFAR-10 is not shipped
+        source=f"CIFAR-10 python batches 1..{len(sums)} (of {CIFAR10_NUM_BATCHES}) in {shown(directory)}, cat and dog "
+               f"({words})",
+        checksum_verified=verified,
         preprocessing=f"pixels / 255; cat ({CIFAR10_CAT}) -> -1, dog ({CIFAR10_DOG}) -> +1 (second-listed class = +1)",
         missing_rows_removed=removed,
+        sha256=sums,
     )
 
 
-def _load_covtype(data_dir) -> Dataset:
+def _load_covtype(base: Path) -> Dataset:
     """seeds/000 v0:L518: covtype, 55,500 samples x 54 features (module docstring for the defaults)."""
-    not_available = (
-        f"covtype data not available: it is not shipped with the shared data; pass load_dataset('covtype', "
-        f"data_dir=DIR) or set {DATA_ENV} to a directory holding {COVTYPE_FILE} (LIBSVM covtype.binary)"
-    )
-    base = _user_directory(data_dir, not_available)
+    sums, verified, words = _verified("covtype", base)
     path = base / COVTYPE_FILE
-    if not path.is_file():
-        raise DatasetNotAvailableError(f"{not_available}; looked for {shown(path)}")
-    listed = (base / CHECKSUM_FILE).is_file() and COVTYPE_FILE in _read_checksums(base)
-    if listed:
-        verify_checksums(base, [COVTYPE_FILE])
     features, classes = read_svmlight_bz2(path, COVTYPE_NUM_FEATURES)
     total = features.shape[0]
     features, classes = features[:COVTYPE_V0_ROWS], classes[:COVTYPE_V0_ROWS]
@@ -447,12 +350,14 @@ def _load_covtype(data_dir) -> Dataset:
         "covtype",
         min_max_scale(features),
         labels,
-        source=f"LIBSVM covtype.binary (svmlight, bzip2): {shown(path)}, first {features.shape[0] + removed} of {total} rows",
-        checksum_verified=listed,
+        source=f"LIBSVM covtype.binary (svmlight, bzip2): {shown(path)}, first {features.shape[0] + removed} of {total} "
+               f"rows ({words})",
+        checksum_verified=verified,
         preprocessing=f"first {COVTYPE_V0_ROWS} rows of the file (default: v0:L518 does not say which 55,500 rows); "
                       f"per-feature min-max to [0, 1] on them (constant features -> 0); class {COVTYPE_NEGATIVE} -> -1, "
                       f"class {COVTYPE_POSITIVE} -> +1 (second-listed class = +1)",
         missing_rows_removed=removed,
+        sha256=sums,
     )
 
 
@@ -466,84 +371,32 @@ _LOADERS = {
                                          why="default: v0:L518 does not state the mapping of the 10 digits"),
 }
 DATASET_NAMES = tuple(_LOADERS)
-NOT_SHIPPED = ("cifar10", "covtype")  # loaded only from a directory the user gives
+NOT_SHIPPED = ("cifar10", "covtype")  # not in shared/data: used when the user provides them
+
+
+def _known(name: str) -> None:
+    if name not in _LOADERS:
+        raise UnknownDatasetError(f"unknown dataset {name!r}; known datasets: {', '.join(DATASET_NAMES)}")
 
 
 def load_dataset(name: str, data_dir=None) -> Dataset:
-    """The named dataset with the spec's subset and preprocessing; shipped files are checksum-verified
-    before parsing. `data_dir` defaults to `default_data_dir()`."""
-    if name not in _LOADERS:
-        raise UnknownDatasetError(f"unknown dataset {name!r}; known datasets: {', '.join(DATASET_NAMES)}")
-    if name in NOT_SHIPPED:
-        return _LOADERS[name](data_dir)
-    directory = Path(data_dir) if data_dir is not None else default_data_dir()
-    if not directory.is_dir():
-        raise DatasetNotAvailableError(f"data directory {directory} does not exist (set {DATA_ENV} or pass data_dir=)")
-    return _LOADERS[name](directory)
-
-
-_SHIPPED_FILES = {"ijcnn1": [IJCNN1_FILE], "mnist": _image_files("mnist"), "fashion-mnist": _image_files("fashion-mnist"),
-                  "mnist-v0": _image_files("mnist")}
-
-
-def dataset_files(name: str, data_dir=None) -> list[Path]:
-    """The files load_dataset(name, data_dir) reads (raises DatasetNotAvailableError when there is no directory to
-    look in)."""
-    if name == "cifar10":
-        return [_cifar10_directory(data_dir) / "data_batch_1"]
-    if name == "covtype":
-        return [_user_directory(data_dir, "covtype data not available") / COVTYPE_FILE]
-    if name not in _SHIPPED_FILES:
-        raise UnknownDatasetError(f"unknown dataset {name!r}; known datasets: {', '.join(DATASET_NAMES)}")
-    directory = Path(data_dir) if data_dir is not None else default_data_dir()
-    return [directory / file for file in _SHIPPED_FILES[name]]
+    """The named dataset with the spec's subset and preprocessing, from `data_dir` if given, else from where
+    data_sources.locate finds it (fetching it if it can); checksums are checked before parsing."""
+    _known(name)
+    return _LOADERS[name](locate(name, data_dir))
 
 
 def availability(data_dir=None) -> dict[str, str]:
-    """Dataset name -> "" when its files are where load_dataset looks, else why not, in one line. Cheap: it
-    looks for the files; loading verifies their checksums. Checks declare the datasets they need against this."""
+    """Dataset name -> "" when its files are where load_dataset looks, else why not (the files, their checksum,
+    where it looked, how to provide them). Cheap: it fetches nothing and reads no file."""
     reasons = {}
     for name in DATASET_NAMES:
         try:
-            missing = [shown(path) for path in dataset_files(name, data_dir) if not path.is_file()]
-            reasons[name] = f"{', '.join(missing)} not found" if missing else ""
+            locate(name, data_dir, download=False)
+            reasons[name] = ""
         except DatasetNotAvailableError as error:
             reasons[name] = str(error)
     return reasons
-
-
-def fingerprint(data_dir=None) -> dict[str, Any]:
-    """What the data would change in a result, per dataset: the SHA-256 of each file as SHA256SUMS lists it
-    (else its size and modification time), or why it is not available. Part of every cache key, so adding,
-    replacing or removing data recomputes what read it."""
-    prints: dict[str, Any] = {}
-    for name in DATASET_NAMES:
-        try:
-            files = dataset_files(name, data_dir)
-        except DatasetNotAvailableError as error:
-            prints[name] = str(error)
-            continue
-        entries = []
-        for path in files:
-            if not path.is_file():
-                entries.append(f"{path}: missing")
-            elif listed := _listed_checksum(path):
-                entries.append(listed)
-            else:
-                status = path.stat()
-                entries.append(f"{path}: {status.st_size} bytes, modified {status.st_mtime_ns}")
-        prints[name] = entries
-    return prints
-
-
-def _listed_checksum(path: Path) -> str | None:
-    """The SHA-256 a SHA256SUMS beside the file, or one folder up, lists for it."""
-    for base in (path.parent, path.parent.parent):
-        if (base / CHECKSUM_FILE).is_file():
-            listed = _read_checksums(base).get(path.relative_to(base).as_posix())
-            if listed:
-                return listed
-    return None
 
 
 def split_over_agents(dataset: Dataset, num_agents: int, rng=None, shuffle: bool = False) -> LocalData:

@@ -33,7 +33,7 @@ import pyarrow.parquet as pq
 from tqdm.auto import tqdm
 
 from dpverify.algorithms.core.errors import DpverifyError
-from dpverify.reproductions.datasets import fingerprint
+from dpverify.reproductions.data_sources import fingerprint, is_not_available, task_datasets
 from dpverify.reproductions.inputs import directory_to_write
 from dpverify.reproductions.threads import limit_blas_threads
 from dpverify.theory.execution import Task, run_task, task_seed_sequence, value_digest
@@ -92,16 +92,22 @@ def code_digest() -> str:
 
 @functools.cache
 def environment_digest() -> str:
-    """What besides the task can change its numbers: dpverify's source, the tracked packages' versions and the
-    data (reproductions/datasets.fingerprint). Computed once per process."""
+    """What besides the task can change its numbers: dpverify's source and the tracked packages' versions.
+    Computed once per process."""
     environment = environment_provenance()
-    return value_digest({"code": environment["code_digest"], "packages": environment["packages"],
-                         "data": fingerprint()})
+    return value_digest({"code": environment["code_digest"], "packages": environment["packages"]})
+
+
+def task_data(task: Task) -> dict[str, Any]:
+    """The sha256 of the files of each dataset the task reads (data_sources.fingerprint), so providing, replacing or
+    removing them recomputes exactly the tasks that read them. May fetch the data, once, in this process."""
+    return {name: fingerprint(name) for name in task_datasets(task.params)}
 
 
 def cache_key(task: Task, root_seed: int) -> str:
-    """The task (key, function, parameters by value, seed) and its environment (environment_digest)."""
-    return value_digest({"task": task.content_hash(root_seed), "environment": environment_digest()})
+    """The task (key, function, parameters by value, seed), its environment (environment_digest) and its data."""
+    return value_digest({"task": task.content_hash(root_seed), "environment": environment_digest(),
+                         "data": task_data(task)})
 
 
 def task_provenance(task: Task, root_seed: int) -> dict[str, str]:
@@ -115,6 +121,7 @@ def task_provenance(task: Task, root_seed: int) -> dict[str, str]:
         "seed_spawn_key": json.dumps(list(seed.spawn_key)),
         "content_hash": task.content_hash(root_seed),
         "code_digest": code_digest(),
+        "data_sha256": json.dumps(task_data(task), sort_keys=True),   # the sha256 of the data read, verified or not
         "cache_key": cache_key(task, root_seed),
     }
 
@@ -246,7 +253,7 @@ class Runner:
             run = self._run_dask if self.backend == "dask" else self._run_local
             # results arrive as tasks finish and are stored at once: an interrupted run resumes
             for index, frame in run([(i, tasks[i]) for i in pending], root_seed):
-                if self.cache is not None:
+                if self.cache is not None and not is_not_available(frame):   # missing data may be provided later
                     self.cache.store(tasks[index], root_seed, frame)
                 results[index] = frame
                 self.computed += 1

@@ -43,6 +43,8 @@ from dpverify.algorithms.dp_recal.gradient_inversion import (  # noqa: E402
     psnr,
 )
 from dpverify.reproductions.datasets import (  # noqa: E402
+    NOT_AVAILABLE,
+    NOTHING_RUN,
     DatasetNotAvailableError,
     load_dataset,
     split_over_agents,
@@ -72,7 +74,7 @@ def simulate_attack(rng: np.random.Generator, *, dataset: str, attack: str, targ
     try:
         source = load_dataset(dataset)
     except DatasetNotAvailableError as error:
-        return pd.DataFrame([{"dataset": dataset, "target_kind": target_kind, "status": "data not available",
+        return pd.DataFrame([{"dataset": dataset, "target_kind": target_kind, "status": NOT_AVAILABLE,
                               "reason": str(error)}])
     data_rng, run_rng, attack_rng = rng.spawn(3)
     data = _targets_data(source, target_kind, num_agents, data_rng)
@@ -144,9 +146,16 @@ def build_tasks(config: ExperimentConfig) -> list[Task]:
             for dataset in values["datasets"] for kind in values["target_kinds"]]
 
 
+def _reconstructions(results: pd.DataFrame, dataset: str, kind: str) -> pd.DataFrame:
+    """The rows of `dataset` and `kind` with a reconstruction (none when no target was usable)."""
+    if "psnr" not in results:
+        return results.iloc[:0]
+    return results[(results.dataset == dataset) & (results.target_kind == kind) & results.psnr.notna()]
+
+
 def _image_panel(config: ExperimentConfig, results: pd.DataFrame, dataset: str, kind: str):
     shape = IMAGE_SHAPES[dataset]
-    frame = results[(results.dataset == dataset) & (results.target_kind == kind) & results.psnr.notna()]
+    frame = _reconstructions(results, dataset, kind)
     figure, axes = None, None
     for r, key in enumerate(ROWS):
         rows = frame[(frame.mechanism == key[0]) & (frame.inference == key[1])]
@@ -175,7 +184,9 @@ def _image_panel(config: ExperimentConfig, results: pd.DataFrame, dataset: str, 
 
 
 def _mse_panel(config: ExperimentConfig, results: pd.DataFrame, dataset: str, kind: str):
-    frame = results[(results.dataset == dataset) & (results.target_kind == kind) & results.psnr.notna()]
+    frame = _reconstructions(results, dataset, kind)
+    if frame.empty:
+        return None
     figure, axis = plt.subplots(figsize=(5.0, 3.5))
     for key in ROWS:
         rows = frame[(frame.mechanism == key[0]) & (frame.inference == key[1])]
@@ -207,22 +218,18 @@ def attack_table(results: pd.DataFrame) -> pd.DataFrame:
 
 def summarize(config: ExperimentConfig, results: pd.DataFrame) -> FigureOutput:
     table = attack_table(results)
+    ok = results[results.status == "ok"]   # rows without data have no attack columns
     panels = {}
-    for dataset in config["datasets"]:
+    for dataset in sorted(set(ok.dataset), key=list(config["datasets"]).index):
         for kind in config["target_kinds"]:
-            if IMAGE_SHAPES.get(dataset):
-                figure = _image_panel(config, results, dataset, kind)
-            elif dataset in set(results.dataset[results.status == "ok"]):
-                figure = _mse_panel(config, results, dataset, kind)
-            else:
-                figure = None
-            if figure is not None:
+            panel = _image_panel if IMAGE_SHAPES.get(dataset) else _mse_panel
+            if (figure := panel(config, ok, dataset, kind)) is not None:
                 panels[f"{dataset}-{kind}"] = figure
-    missing = sorted(set(results.dataset[results.status == "data not available"]))
+    missing = sorted(set(results.dataset[results.status == NOT_AVAILABLE]))
     parts = [f"{r.dataset}/{r.target_kind} {ROW_LABELS[(r.mechanism, r.inference)]}: median PSNR {r.median_psnr:.1f} dB "
              f"(vs other records {r.median_psnr_other:.1f}), MSE {r.median_mse:.3g}, revealed {r.median_revealed:.0%}"
              for r in table.itertuples()]
-    observed = "; ".join(parts) + "." + "".join(f" {d}: data not available." for d in missing)
+    observed = ("; ".join(parts) if parts else NOTHING_RUN) + "." + "".join(f" {d}: data not available." for d in missing)
     return FigureOutput(panels, observed, table)
 
 

@@ -38,6 +38,8 @@ from dpverify.algorithms.dp_recal.baselines.dp_common import gradient_change  # 
 from dpverify.algorithms.dp_recal.composite import CompositeProblem, accuracy  # noqa: E402
 from dpverify.reproductions.datasets import (  # noqa: E402
     DATA_ENV,
+    NOT_AVAILABLE,
+    NOTHING_RUN,
     DatasetNotAvailableError,
     load_dataset,
     split_over_agents,
@@ -162,7 +164,7 @@ def simulate_dataset(rng: np.random.Generator, *, dataset: str, loss: str, lasso
     try:
         data = _local_data(dataset, samples_per_agent, os.environ.get(DATA_ENV, ""))
     except DatasetNotAvailableError as missing:
-        return pd.DataFrame([{"dataset": dataset, "loss": loss, "graph": graph, "status": f"data not available: {missing}"}])
+        return pd.DataFrame([{"dataset": dataset, "loss": loss, "graph": graph, "status": f"{NOT_AVAILABLE}: {missing}"}])
     problem = CompositeProblem(loss, ridge=ridge, lasso=lasso)
     truth = solve_composite(problem, data, use_cvxpy=False)
     network = Network.from_networkx(GRAPHS[graph](NUM_AGENTS))
@@ -217,9 +219,10 @@ def build_tasks(config: ExperimentConfig) -> list[Task]:
 def final_table(results: pd.DataFrame) -> pd.DataFrame:
     """Per dataset, algorithm and eps: mean final RE (and 10-90% band), accuracy, messages, PLF, time."""
     ok = results[results.status == "ok"]
-    final = ok[ok.final]
+    final = ok[ok.final] if not ok.empty else ok   # without any data there are no run columns to group by
     rows = []
-    for (dataset, algorithm, epsilon), group in final.groupby(["dataset", "algorithm", "epsilon"], dropna=False, sort=True):
+    for (dataset, algorithm, epsilon), group in ([] if final.empty else final.groupby(
+            ["dataset", "algorithm", "epsilon"], dropna=False, sort=True)):
         rows.append({"dataset": dataset, "algorithm": _label(algorithm), "id": algorithm,
                      "epsilon": epsilon, "runs": len(group), "RE_mean": group.relative_error.mean(),
                      "RE_q10": group.relative_error.quantile(0.1), "RE_q90": group.relative_error.quantile(0.9),
@@ -260,9 +263,11 @@ def summarize(config: ExperimentConfig, results: pd.DataFrame) -> FigureOutput:
         parts.append(f"{dataset}: " + "; ".join(
             f"{r.algorithm}{'' if pd.isna(r.epsilon) else f' ε={r.epsilon:g}'} RE {r.RE_mean:.2g} acc {r.accuracy:.3f}"
             for r in rows.itertuples()) + f" (||x*|| = {ok[ok.dataset == dataset].x_star_norm.iloc[0]:.3g})")
-    observed = ("Final relative error and accuracy (mean over runs) — " + " | ".join(parts)
+    observed = (("Final relative error and accuracy (mean over runs) — " + " | ".join(parts) if parts else NOTHING_RUN)
                 + (f". {', '.join(missing)}: data not available (no substitute used)." if missing else "."))
-    return FigureOutput({"curves": figure}, observed, table)
+    if not datasets:   # no data at all: no empty figure in the report
+        plt.close(figure)
+    return FigureOutput({"curves": figure} if datasets else {}, observed, table)
 
 
 EXPERIMENTS = [

@@ -36,6 +36,8 @@ from dpverify.algorithms.core.problems import LocalData  # noqa: E402
 from dpverify.algorithms.dp_recal.baselines.comparison import COMPARED, DISPLAY_NAMES  # noqa: E402
 from dpverify.algorithms.dp_recal.composite import CompositeProblem, accuracy  # noqa: E402
 from dpverify.reproductions.datasets import (  # noqa: E402
+    NOT_AVAILABLE,
+    NOTHING_RUN,
     DatasetNotAvailableError,
     load_dataset,
     split_over_agents,
@@ -111,7 +113,7 @@ def simulate_group(rng: np.random.Generator, *, dataset: str, group: str, loss: 
     try:
         raw = load_dataset(dataset)
     except DatasetNotAvailableError as missing:
-        return pd.DataFrame([{"dataset": dataset, "loss": loss, "r": group, "status": f"data not available: {missing}"}])
+        return pd.DataFrame([{"dataset": dataset, "loss": loss, "r": group, "status": f"{NOT_AVAILABLE}: {missing}"}])
     with threadpool_limits(limits=BLAS_THREADS):
         return _simulate_group(rng, raw, dataset=dataset, group=group, loss=loss, ridge=ridge, lasso=lasso, rows=rows,
                                epsilon=epsilon, delta=delta, decay=decay, clip=clip, stepsize_decay=stepsize_decay,
@@ -227,7 +229,7 @@ def summarize(config: ExperimentConfig, results: pd.DataFrame) -> FigureOutput:
                          f"DP-RECAL sends {recal.comm_ours:.0f} vectors ({recal.hops_ours:.0f} hops; printed {recal.comm_printed:.0f}), "
                          f"others {others.comm_ours.min():.0f}-{others.comm_ours.max():.0f}; CPU s/replica DP-RECAL "
                          f"{recal.time_ours_s:.2g}, others {others.time_ours_s.min():.2g}-{others.time_ours_s.max():.2g}")
-    observed = ("Medians over replicas at the final iterate — " + " | ".join(parts)
+    observed = (("Medians over replicas at the final iterate — " + " | ".join(parts) if parts else NOTHING_RUN)
                 + (f". {', '.join(missing)}: data not available (no substitute used)." if missing else ".")
                 + " CPU times are this machine's process time per replica of a batched run (the paper's: Matlab).")
     panels = {"printed-vs-ours": _plot(compared, table)} if not compared.empty else {}

@@ -58,7 +58,7 @@ def test_loop_baselines_equal_the_batched_run(clip):
     assert not same_state(batched, (looped[0], looped[1] * (1 + 1e-6), looped[2]))
 
 
-def test_benchmark_without_mnist_says_so(monkeypatch, tmp_path):
+def test_benchmark_without_mnist_says_so(monkeypatch, tmp_path, data_only_from_env):
     monkeypatch.setenv("DPVERIFY_DATA", str(tmp_path / "missing"))
     lines = []
     assert run_benchmarks(replicas=2, iterations=1, echo=lines.append) == {}

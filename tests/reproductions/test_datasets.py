@@ -4,9 +4,11 @@ checksums are enforced, the parsers read hand-written files exactly, CIFAR-10 is
 import bz2
 import gzip
 import hashlib
+import os
 import pickle
 import shutil
 import struct
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -20,19 +22,21 @@ from dpverify.reproductions.datasets import (
     Dataset,
     DatasetNotAvailableError,
     UnknownDatasetError,
-    default_data_dir,
     load_dataset,
+    locate,
     read_cifar10_batches,
     read_idx_gz,
     read_svmlight_bz2,
     remove_missing_rows,
     split_over_agents,
-    verify_checksums,
 )
 
+# the shared data: beside the checkout (CI), or wherever $DPVERIFY_DATA points (a worktree elsewhere)
+SHIPPED_DIR = next((d for d in (Path(os.environ.get(DATA_ENV) or SHARED_DATA_DIR), SHARED_DATA_DIR)
+                    if (d / "SHA256SUMS").is_file()), SHARED_DATA_DIR)
 needs_shared_data = pytest.mark.skipif(
-    not SHARED_DATA_DIR.is_dir(),
-    reason=f"shared data directory {SHARED_DATA_DIR} is absent (CI has it beside the checkout)",
+    not (SHIPPED_DIR / "SHA256SUMS").is_file(),
+    reason=f"shared data directory {SHARED_DATA_DIR} is absent and {DATA_ENV} does not hold it",
 )
 
 
@@ -42,7 +46,7 @@ def shipped():
 
     def get(name):
         if name not in cache:
-            cache[name] = load_dataset(name, SHARED_DATA_DIR)
+            cache[name] = load_dataset(name, SHIPPED_DIR)
         return cache[name]
 
     return get
@@ -71,7 +75,7 @@ def test_shipped_dataset_sizes_and_class_counts(shipped, name, rows, dim, negati
 
 @needs_shared_data
 def test_ijcnn1_has_no_missing_values_and_is_min_max_scaled(shipped):
-    raw, labels = read_svmlight_bz2(SHARED_DATA_DIR / "ijcnn1.trn.bz2", 22)
+    raw, labels = read_svmlight_bz2(SHIPPED_DIR / "ijcnn1.trn.bz2", 22)
     assert np.all(np.isfinite(raw)) and np.all(np.isfinite(labels))  # nothing for "remove missing values" to do
     assert set(np.unique(labels)) == {-1.0, 1.0}
     # first line of the file: "-1.0 6:1 11:-0.731854 12:0.173431 13:0.0 ..."
@@ -86,8 +90,8 @@ def test_ijcnn1_has_no_missing_values_and_is_min_max_scaled(shipped):
 
 @needs_shared_data
 def test_mnist_rows_are_pixels_over_255_in_file_order(shipped):
-    images = read_idx_gz(SHARED_DATA_DIR / "mnist/train-images-idx3-ubyte.gz")
-    digits = read_idx_gz(SHARED_DATA_DIR / "mnist/train-labels-idx1-ubyte.gz")
+    images = read_idx_gz(SHIPPED_DIR / "mnist/train-images-idx3-ubyte.gz")
+    digits = read_idx_gz(SHIPPED_DIR / "mnist/train-labels-idx1-ubyte.gz")
     assert images.shape == (60_000, 28, 28) and digits.shape == (60_000,)
     data = shipped("mnist")
     first_zero_or_one = int(np.flatnonzero(digits <= 1)[0])  # image 1 of the training set is a 0
@@ -102,13 +106,12 @@ def test_split_over_eight_agents_drops_the_remainder(shipped):
     np.testing.assert_array_equal(local.features[7, -1], shipped("mnist").features[12_663])
 
 
-def test_shared_directory_is_the_default(monkeypatch):
+@pytest.mark.skipif(not SHARED_DATA_DIR.is_dir(), reason=f"shared data directory {SHARED_DATA_DIR} is absent")
+def test_shared_directory_is_used_when_no_directory_is_configured(monkeypatch, tmp_path):
     monkeypatch.delenv(DATA_ENV, raising=False)
-    if SHARED_DATA_DIR.is_dir():
-        assert default_data_dir() == SHARED_DATA_DIR
-    else:
-        with pytest.raises(DatasetNotAvailableError, match=DATA_ENV):
-            default_data_dir()
+    assert locate("ijcnn1") == SHARED_DATA_DIR
+    monkeypatch.setenv(DATA_ENV, str(tmp_path))       # a configured directory without the files: the next one
+    assert locate("ijcnn1") == SHARED_DATA_DIR
 
 
 # --- checksums and directories ------------------------------------------------------------------
@@ -125,28 +128,34 @@ def write_sums(directory, names):
 
 @needs_shared_data
 def test_corrupted_file_raises_checksum_mismatch(tmp_path):
-    shutil.copy(SHARED_DATA_DIR / "SHA256SUMS", tmp_path / "SHA256SUMS")
-    content = bytearray((SHARED_DATA_DIR / "ijcnn1.trn.bz2").read_bytes())
+    shutil.copy(SHIPPED_DIR / "SHA256SUMS", tmp_path / "SHA256SUMS")
+    content = bytearray((SHIPPED_DIR / "ijcnn1.trn.bz2").read_bytes())
     content[1000] ^= 0xFF
     (tmp_path / "ijcnn1.trn.bz2").write_bytes(bytes(content))
-    expected = (SHARED_DATA_DIR / "SHA256SUMS").read_text().split()[0]
+    expected = (SHIPPED_DIR / "SHA256SUMS").read_text().split()[0]
     actual = hashlib.sha256(bytes(content)).hexdigest()
     with pytest.raises(ChecksumMismatchError) as error:
         load_dataset("ijcnn1", tmp_path)
     assert "ijcnn1.trn.bz2" in str(error.value) and expected in str(error.value) and actual in str(error.value)
 
 
-def test_missing_file_and_unlisted_file_are_errors(tmp_path):
+def test_missing_files_are_named_and_unlisted_files_are_checked_against_the_published_sums(tmp_path):
     write_svmlight_bz2(tmp_path / "ijcnn1.trn.bz2", "1 1:0.5\n")
-    (tmp_path / "SHA256SUMS").write_text("0" * 64 + "  mnist/train-images-idx3-ubyte.gz\n")
-    with pytest.raises(DatasetNotAvailableError, match="mnist/train-images-idx3-ubyte.gz not found"):
+    with pytest.raises(DatasetNotAvailableError) as missing:
         load_dataset("mnist", tmp_path)
-    with pytest.raises(ChecksumMismatchError, match="not listed"):
-        verify_checksums(tmp_path, ["ijcnn1.trn.bz2"])
-    (tmp_path / "SHA256SUMS").unlink()
-    with pytest.raises(DatasetNotAvailableError, match="no SHA256SUMS"):
+    assert str(missing.value) == (
+        "MNIST data not available: needs mnist/train-images-idx3-ubyte.gz (sha256 "
+        "0b367032e93c5d0cea0925647cfdb18614af8ee15f83e6f2fc2ad904a6835971), mnist/train-labels-idx1-ubyte.gz (sha256 "
+        "1787548bbe0bff1ec2ecdc0ef292b02df999e2d1a6002d27500982c652b17203): MNIST training set (IDX, gzip); "
+        f"not found in {tmp_path}")
+    actual = hashlib.sha256((tmp_path / "ijcnn1.trn.bz2").read_bytes()).hexdigest()
+    with pytest.raises(ChecksumMismatchError) as error:   # no SHA256SUMS here: dpverify's published sha256 decides
         load_dataset("ijcnn1", tmp_path)
-    with pytest.raises(DatasetNotAvailableError, match="does not exist"):
+    assert str(error.value) == (
+        f"checksum mismatch for {tmp_path / 'ijcnn1.trn.bz2'}: expected sha256 "
+        "b38a4198ce142d43e96fb86d17b87211feec1f909ac344fa057455c69de29de3 (dpverify's published checksums), "
+        f"got {actual} (the file is corrupted or is not the published one)")
+    with pytest.raises(DatasetNotAvailableError, match="nowhere does not exist"):
         load_dataset("ijcnn1", tmp_path / "nowhere")
 
 
@@ -155,17 +164,16 @@ def test_environment_variable_selects_the_directory(tmp_path, monkeypatch):
     write_svmlight_bz2(tmp_path / "ijcnn1.trn.bz2", "\n".join(lines) + "\n")
     write_sums(tmp_path, ["ijcnn1.trn.bz2"])
     monkeypatch.setenv(DATA_ENV, str(tmp_path))
-    assert default_data_dir() == tmp_path
+    assert locate("ijcnn1") == tmp_path
     data = load_dataset("ijcnn1")
-    assert data.source.endswith("ijcnn1.trn.bz2 in $DPVERIFY_DATA") and data.checksum_verified
+    assert data.source.endswith("ijcnn1.trn.bz2 in $DPVERIFY_DATA (sha256 verified against SHA256SUMS in "
+                                "$DPVERIFY_DATA)") and data.checksum_verified
+    assert data.sha256 == {"ijcnn1.trn.bz2": hashlib.sha256((tmp_path / "ijcnn1.trn.bz2").read_bytes()).hexdigest()}
     np.testing.assert_array_equal(data.labels, [-1, 1, -1])
     np.testing.assert_array_equal(data.features[:, 0], [0.5, 0.0, 1.0])  # (x - 0) / (4 - 0)
     np.testing.assert_array_equal(data.features[:, 2], [1 / 3, 0.0, 1.0])
     np.testing.assert_array_equal(data.features[:, 3], [0.0, 0.0, 0.0])  # constant feature -> 0
     np.testing.assert_array_equal(data.features[:, 21], [1.0, 0.0, 1.0])
-    monkeypatch.setenv(DATA_ENV, str(tmp_path / "nowhere"))
-    with pytest.raises(DatasetNotAvailableError, match=DATA_ENV):
-        default_data_dir()
 
 
 def test_unknown_name_lists_the_known_ones():
@@ -245,16 +253,24 @@ def test_cifar10_loader_keeps_exactly_cats_and_dogs(tmp_path):
     np.testing.assert_array_equal(images, data)
     np.testing.assert_array_equal(classes, labels)
     cats_and_dogs = [0, 2, 3, 5, 7, 8]
-    for directory in (tmp_path, tmp_path / "cifar-10-batches-py"):  # the parent or the batches themselves
-        dataset = load_dataset("cifar10", data_dir=directory)
+    sums = {n: hashlib.sha256((tmp_path / "cifar-10-batches-py" / n).read_bytes()).hexdigest()
+            for n in ("data_batch_1", "data_batch_2")}
+    for directory, prefix in ((tmp_path, "cifar-10-batches-py/"), (tmp_path / "cifar-10-batches-py", "")):
+        dataset = load_dataset("cifar10", data_dir=directory)   # the parent or the batches themselves
         assert dataset.features.shape == (6, 3072) and not dataset.checksum_verified
+        # no checksum is published for CIFAR-10: the sha256 of what was read is recorded, in the source line too
+        assert dataset.sha256 == {prefix + n: digest for n, digest in sums.items()}
+        assert dataset.source.endswith(
+            "cat and dog (not verified: no published checksum lists it; sha256 "
+            f"{prefix}data_batch_1 {sums['data_batch_1']}, {prefix}data_batch_2 {sums['data_batch_2']})")
         np.testing.assert_array_equal(dataset.features, data[cats_and_dogs] / 255.0)
         np.testing.assert_array_equal(dataset.labels, [-1, 1, 1, -1, -1, 1])  # cat -> -1, dog -> +1
 
 
 @pytest.mark.parametrize("name, message", [("cifar10", "CIFAR-10 data not available"),
                                            ("covtype", "covtype data not available")])
-def test_unshipped_dataset_without_a_directory_is_not_available(tmp_path, monkeypatch, name, message):
+def test_unshipped_dataset_without_a_directory_is_not_available(tmp_path, monkeypatch, data_only_from_env, name,
+                                                               message):
     with pytest.raises(DatasetNotAvailableError, match=message):
         load_dataset(name, data_dir=tmp_path)
     monkeypatch.delenv(DATA_ENV, raising=False)
@@ -360,7 +376,7 @@ def test_shipped_mnist_v0_is_the_whole_training_set(shipped):
     assert int(np.sum(data.labels == -1)) == 30_596 and int(np.sum(data.labels == 1)) == 29_404
 
 
-def test_availability_agrees_with_loading(tmp_path, monkeypatch):
+def test_availability_agrees_with_loading(tmp_path, monkeypatch, data_only_from_env):
     """Each dataset that `availability` calls available loads, and each it calls unavailable fails to load
     with DatasetNotAvailableError; the reason names what is missing."""
     write_svmlight_bz2(tmp_path / "ijcnn1.trn.bz2", "-1 1:2.0\n+1 2:4.0\n")

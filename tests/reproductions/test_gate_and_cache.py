@@ -139,10 +139,10 @@ def test_long_arrays_that_differ_in_the_middle_get_different_keys():
 
 
 def test_data_package_versions_and_code_are_in_every_key(monkeypatch):
-    task = Task("demo", dict, {"size": 3})
+    task = Task("demo", dict, {"size": 3, "dataset": "ijcnn1"})   # a task that reads ijcnn1: its sha256 is in the key
     runner.environment_digest.cache_clear()
     key = runner.cache_key(task, 1)
-    for name, change in (("fingerprint", lambda: {"ijcnn1": ["another checksum"]}),
+    for name, change in (("fingerprint", lambda dataset: {"ijcnn1.trn.bz2": "another checksum"}),
                          ("environment_provenance", lambda: {**ENVIRONMENT, "packages": {**ENVIRONMENT["packages"],
                                                                                          "numpy": "0.0"}}),
                          ("environment_provenance", lambda: {**ENVIRONMENT, "code_digest": "0" * 64})):

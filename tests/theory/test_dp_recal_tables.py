@@ -2,7 +2,9 @@
 numbers against the seed text, the decision rules of the four claims on results tables built here (each rule on
 both sides), message counts of tiny runs against closed forms, the clipping rule, the rows and the switch."""
 
+import os
 import re
+from pathlib import Path
 
 import networkx as nx
 import numpy as np
@@ -13,10 +15,10 @@ from dpverify.algorithms.core.network import Network
 from dpverify.algorithms.core.problems import LocalData
 from dpverify.algorithms.dp_recal.composite import CompositeProblem
 from dpverify.reproductions.datasets import (
+    DATA_ENV,
     DATASET_NAMES,
     PROJECT_ROOT,
     DatasetNotAvailableError,
-    default_data_dir,
     load_dataset,
 )
 from dpverify.reproductions.dp_recal import tables as reproduction
@@ -33,10 +35,8 @@ SEED_NAME = "001_221ba79ca483a42d.txt"
 
 def _seed_text() -> list[str] | None:
     candidates = [PROJECT_ROOT.parent / "shared" / "seeds" / SEED_NAME]
-    try:
-        candidates.insert(0, default_data_dir().parent / "seeds" / SEED_NAME)
-    except DatasetNotAvailableError:
-        pass
+    if configured := os.environ.get(DATA_ENV, "").strip():   # the seeds sit beside the data directory
+        candidates.insert(0, Path(configured).parent / "seeds" / SEED_NAME)
     for path in candidates:
         if path.is_file():
             return path.read_text().splitlines()
