@@ -16,7 +16,7 @@ import math
 
 import numpy as np
 
-from dpverify.algorithms.core.noise import GAUSSIAN, PrivacyLedger, gaussian_mechanism
+from dpverify.algorithms.core.noise import PrivacyLedger, gaussian_mechanism
 from dpverify.algorithms.core.privacy import gaussian_dp_epsilon, gdp_mu_of_gaussians
 from dpverify.algorithms.wang_basar.problems import Estimation
 from dpverify.theory import accounting
