@@ -70,9 +70,9 @@ CASES = [
          f"experiment file {{t}}/toy/reproductions/{TOY}/figure_1.toml: malformed TOML (Expected ']' at the end of a "
          "table declaration (at line 1, column 12))"),
     case("report-not-json", "report --out {t}/not-json", "cannot read a report summary from {t}/not-json/summary.json"),
-    case("report-wrong-shape", "report --out {t}/wrong-shape", "(top level): expected object, got list"),
-    case("report-missing-field", "report --out {t}/missing-field", "papers/zcdp-nfl: missing 'claims'"),
-    case("report-schema-version", "report --out {t}/old-schema", "schema_version: '0.9' is not one of '1.0', '1.1'"),
+    case("report-wrong-shape", "report --out {t}/wrong-shape", "(top level): [1, 2] is not of type 'object'"),
+    case("report-missing-field", "report --out {t}/missing-field", "papers/zcdp-nfl: 'claims' is a required property"),
+    case("report-schema-version", "report --out {t}/old-schema", "schema_version: '0.9' is not one of"),
     case("bad-cache-before-the-first-task", f"{FIGURE_1} --out {{t}}/out --cache {{t}}/a-file",
          "--cache {t}/a-file is a file"),
     # ---- the command line itself
@@ -96,7 +96,7 @@ CASES = [
          "cannot read a report summary from {t}/nothing.json: No such file or directory"),
     case("check-baseline-not-json", f"{LEMMA_1} --baseline {{t}}/not-json/summary.json", "Expecting"),
     case("check-baseline-wrong-schema", f"{LEMMA_1} --baseline {{t}}/missing-field/summary.json",
-         "missing 'claims'"),
+         "'claims' is a required property"),
     case("check-baseline-is-a-directory", f"{LEMMA_1} --baseline {{t}}", "Is a directory"),
     case("check-junit-onto-a-directory", f"{LEMMA_1} --junit {{t}}", "--junit {t} is a directory; expected a file"),
     case("check-junit-inside-a-file", f"{LEMMA_1} --junit {{t}}/a-file/junit.xml",
@@ -115,7 +115,7 @@ CASES = [
     case("reproduce-jobs-0", f"{FIGURE_1} --jobs 0", "Invalid value for '--jobs'"),
     case("reproduce-seed-negative", f"{FIGURE_1} --seed -3", "Invalid value for '--seed'"),
     case("reproduce-baseline-damaged", f"{FIGURE_1} --baseline {{t}}/old-schema/summary.json", "schema_version"),
-    case("reproduce-out-holds-a-damaged-summary", f"{FIGURE_1} --out {{t}}/wrong-shape", "expected object, got list"),
+    case("reproduce-out-holds-a-damaged-summary", f"{FIGURE_1} --out {{t}}/wrong-shape", "is not of type 'object'"),
     case("reproduce-cache-read-only", f"{FIGURE_1} --cache {{t}}/read-only", "--cache {t}/read-only is not writable"),
     case("reproduce-junit-onto-a-directory", f"{FIGURE_1} --junit {{t}}", "--junit {t} is a directory"),
     # ---- verify
@@ -169,7 +169,7 @@ CASES = [
     # ---- report
     case("report-no-summary", "report --out {t}/empty", "no {t}/empty/summary.json to render"),
     case("report-out-missing", "report --out {t}/nowhere", "no {t}/nowhere/summary.json to render"),
-    case("report-no-papers", "report --out {t}/no-papers", "(top level): missing 'papers'"),
+    case("report-no-papers", "report --out {t}/no-papers", "(top level): 'papers' is a required property"),
     case("report-out-is-a-file", "report --out {t}/a-file", "--out {t}/a-file is a file"),
     case("report-out-read-only", "report --out {t}/read-only-report", "--out {t}/read-only-report is not writable"),
     case("report-summary-is-a-directory", "report --out {t}/summary-is-a-directory", "Is a directory"),
@@ -179,7 +179,7 @@ CASES = [
     case("compare-baseline-missing", "compare {t}/nothing.json {t}/good.json", "No such file or directory"),
     case("compare-current-missing", "compare {t}/good.json {t}/nothing.json", "{t}/nothing.json"),
     case("compare-default-current-missing", "compare {t}/good.json", "reports/summary.json: No such file"),
-    case("compare-baseline-damaged", "compare {t}/wrong-shape/summary.json {t}/good.json", "expected object"),
+    case("compare-baseline-damaged", "compare {t}/wrong-shape/summary.json {t}/good.json", "is not of type 'object'"),
     case("compare-tolerance-negative", "compare {t}/good.json {t}/good.json --tolerance -1",
          "Invalid value for '--tolerance'"),
     case("compare-without-baseline", "compare", "Missing argument"),
@@ -355,16 +355,16 @@ def test_no_traceback_reaches_a_real_terminal(scratch):
 
 
 # -------------------------------------------------------------------------- the rules behind the messages
-def test_the_summary_check_agrees_with_jsonschema(scratch):
-    jsonschema = pytest.importorskip("jsonschema")
+def test_the_summary_check_names_where_a_summary_breaks_the_schema(scratch):
     t, _ = scratch
     schema = json.loads(SCHEMA_FILE.read_text())
     committed = json.loads((REPO / "reports" / "summary.json").read_text())
     assert first_violation(committed, schema) is None
-    for name in ("missing-field", "old-schema", "bad-verdict", "wrong-shape", "no-papers"):
+    where = {"missing-field": "papers/zcdp-nfl", "old-schema": "schema_version", "bad-verdict": "papers/zcdp-nfl/claims/0/verdict",
+             "wrong-shape": "(top level)", "no-papers": "(top level)"}
+    for name, path in where.items():
         damaged = json.loads((t / name / "summary.json").read_text())
-        assert first_violation(damaged, schema) is not None
-        assert not jsonschema.Draft202012Validator(schema).is_valid(damaged), name
+        assert first_violation(damaged, schema).startswith(f"{path}: "), name
 
 
 def test_the_minimum_sample_count_runs_every_score():
