@@ -18,23 +18,22 @@ def stepsize(setting, k):
 
 def run(setting, rng):
     n, d = setting.num_agents, setting.dim
-    weights = setting.weights
+    weights = np.asarray(setting.weights)
     std = np.sqrt(setting.sigma_var)                   # n_j^k ~ N(0, sigma I_d): sigma is a variance (L174)
-    x = [setting.x1[j].copy() for j in range(n)]
-    iterates, messages, mechanism, scales = [np.array(x)], [], [], []
+    x = np.array(setting.x1, dtype=float)              # x[j] = x_j^k
+    iterates, messages, mechanism, scales = [x.copy()], [], [], []
     for k in range(1, setting.horizon + 1):
         lam = stepsize(setting, k)
-        sent, unnoised = [], []
+        sent, unnoised = np.empty((n, d)), np.empty((n, d))
         for j in range(n):                                                      # step (a): agent j sends
             g = setting.gradient(j, x[j])                                       # g_j^k = grad f_j(x_j^k)
             noise = rng.normal(0.0, std, size=d)                                # n_j^k
-            unnoised.append(x[j] - lam * g)                                     # M_j^k (L496)
-            sent.append(x[j] - lam * (g + noise))                               # eq. (8), before the factor w_ij
-        x = [sum(weights[i, j] * sent[j] for j in range(n) if weights[i, j] > 0)   # step (b), eq. (9)
-             for i in range(n)]
-        messages.append(np.array(sent))
-        mechanism.append(np.array(unnoised))
-        iterates.append(np.array(x))
+            unnoised[j] = x[j] - lam * g                                        # M_j^k (L496)
+            sent[j] = x[j] - lam * (g + noise)                                  # eq. (8), before the factor w_ij
+        x = weights @ sent                                                      # step (b), eq. (9): x_i = sum_j w_ij M_j
+        messages.append(sent)
+        mechanism.append(unnoised)
+        iterates.append(x)
         scales.append(lam * std)                                     # std of the released noise lambda^k n_j^k (L528)
     return {"messages": np.array(messages), "iterates": np.array(iterates), "mechanism": np.array(mechanism),
             "noise_scales": np.array(scales)}

@@ -26,7 +26,7 @@ RERUN_CLAIMS = ["wang-basar/figure-3", "wang-basar/table-1-trend", "wang-basar/t
 # eq. (8) misread as noise on the message, x - lambda g - n, instead of on the gradient, x - lambda (g + n): the
 # reported noise_scales stay lambda^k sqrt(sigma), so the accounting check confirms; the noise no longer vanishes
 # with lambda^k, so the agents do not reach consensus (Fig. 3)
-UNSCALED_NOISE = ("sent.append(x[j] - lam * (g + noise))", "sent.append(x[j] - lam * g - noise)")
+UNSCALED_NOISE = ("sent[j] = x[j] - lam * (g + noise)", "sent[j] = x[j] - lam * g - noise")
 
 
 def test_which_claims_are_rerun():
