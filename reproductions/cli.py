@@ -14,18 +14,22 @@ import time
 from dataclasses import replace
 from enum import StrEnum
 from pathlib import Path
-from typing import Annotated, Optional
+from typing import TYPE_CHECKING, Annotated, Optional
 
 import typer
 from tqdm.auto import tqdm
 
 from dpverify.algorithms.core.errors import DpverifyError
 from dpverify.reproductions.datasets import availability
+from dpverify.reproductions.progress import Progress, clock
 from dpverify.reproductions.threads import limit_blas_threads
 from dpverify.theory.audit.auditor import MIN_SAMPLES_PER_PART
 from dpverify.theory.claims import CheckCrashed, CheckResult, ClaimResult, Evidence, Paper, Verdict, evaluate
 from dpverify.theory.execution import DEFAULT_ROOT_SEED, CheckContext
 from dpverify.theory.papers import get_paper, paper_ids, room_module
+
+if TYPE_CHECKING:   # imported where it is used: `dpverify --help` does not load the cache machinery
+    from dpverify.reproductions.check_cache import CheckCache
 
 app = typer.Typer(add_completion=False, no_args_is_help=True, pretty_exceptions_enable=False,
                   help="Verify and reproduce papers on differentially private decentralized optimization.")
@@ -77,11 +81,11 @@ def crashed(results: list[ClaimResult]) -> list[str]:
     return [r.claim.id for r in results if any(c.evidence.values.get("harness_error") for c in r.results)]
 
 
-def _evaluate_or_report(claim, context: CheckContext, log: Path) -> ClaimResult:
-    """evaluate(claim); a check that crashes is a harness error on this claim alone (not-run, the first line of
-    the error, the traceback appended to `log`), so the other claims go on."""
+def _evaluate_or_report(claim, context: CheckContext, log: Path, checks: CheckCache) -> ClaimResult:
+    """evaluate(claim) through the check cache; a check that crashes is a harness error on this claim alone
+    (not-run, the first line of the error, the traceback appended to `log`), so the other claims go on."""
     try:
-        return evaluate(claim, context)
+        return checks.evaluate(claim, context)
     except CheckCrashed as error:
         log.parent.mkdir(parents=True, exist_ok=True)
         with open(log, "a", encoding="utf-8") as handle:
@@ -94,33 +98,42 @@ def _evaluate_or_report(claim, context: CheckContext, log: Path) -> ClaimResult:
 
 
 def _check_claims(paper: Paper, claim_id: str | None, context: CheckContext, log: Path,
-                  seeds: int = 1) -> list[ClaimResult]:
-    """Every claim (or one) of the paper; with seeds > 1, its randomized checks again under the next root seeds,
-    and a check whose verdict flips is inconclusive (theory/robustness.py). A crashing check is reported on its
-    claim (_evaluate_or_report)."""
+                  seeds: int = 1, checks: CheckCache | None = None) -> list[ClaimResult]:
+    """Every claim (or one) of the paper, each verdict printed the moment it is decided; with seeds > 1, its
+    randomized checks again under the next root seeds, and a check whose verdict flips is inconclusive
+    (theory/robustness.py). A crashing check is reported on its claim (_evaluate_or_report)."""
+    from dpverify.reproductions.check_cache import CheckCache
     from dpverify.theory.robustness import across_seeds, randomized
 
+    checks = checks if checks is not None else CheckCache(None)
     claims = [paper.claim(claim_id)] if claim_id else list(paper.claims)
+    width = max(len(claim.id) for claim in claims)
     roots = [context.root_seed + offset for offset in range(seeds)]
     others = [replace(context, root_seed=root, memo={}, memo_reads={}) for root in roots[1:]]
     results = []
-    with tqdm(claims, desc=f"{paper.id} claims", unit="claim", leave=False, disable=None) as bar:
-        for claim in bar:
-            bar.set_postfix_str(claim.id.split("/", 1)[1])
-            first = _evaluate_or_report(claim, context, log)
+    with Progress(len(claims), f"{paper.id} claims", unit="claim") as progress:
+        for claim in claims:
+            progress.set_postfix_str(claim.id.split("/", 1)[1])
+            first = _evaluate_or_report(claim, context, log, checks)
             if others and not crashed([first]) and (again := randomized(claim)) is not None:
-                repeats = [_evaluate_or_report(again, other, log) for other in others]
+                repeats = [_evaluate_or_report(again, other, log, checks) for other in others]
                 first = first if crashed(repeats) else across_seeds(roots, first, repeats)
             results.append(first)
+            progress.write(_verdict_line(first, width))
+            progress.update()
     return results
 
 
-def _print_verdicts(results: list[ClaimResult]) -> None:
-    width = max(len(r.claim.id) for r in results)
-    for result in results:
-        colour = {"confirmed": "green", "refuted": "red", "inconclusive": "yellow"}.get(result.verdict, "white")
-        verdict = typer.style(f"{result.verdict:<12}", fg=colour, bold=True)
-        typer.echo(f"{result.claim.id:<{width}}  {verdict}  {result.summary[:160]}")
+def _verdict_line(result: ClaimResult, width: int) -> str:
+    colour = {"confirmed": "green", "refuted": "red", "inconclusive": "yellow"}.get(result.verdict, "white")
+    verdict = typer.style(f"{result.verdict:<12}", fg=colour, bold=True)
+    return f"{result.claim.id:<{width}}  {verdict}  {result.summary[:160]}"
+
+
+def _echo_work(started: float, runner, checks: CheckCache) -> None:
+    """What the run computed and how long it took (on stderr: wall time is no part of the report)."""
+    typer.echo(f"{clock(time.perf_counter() - started)} wall time; computed {runner.computed} task(s) and "
+               f"{checks.computed} check(s), {checks.cached} check(s) from the cache", err=True)
 
 
 def _finish(results: list[ClaimResult], strict: bool, summary: dict | None = None, baseline: Path | None = None,
@@ -153,7 +166,7 @@ def _finish(results: list[ClaimResult], strict: bool, summary: dict | None = Non
 
 
 def _check_summary(papers: list[Paper], results: list[ClaimResult], profile: str, out: Path | None,
-                   provenance: dict, partial: bool) -> dict:
+                   provenance: dict, partial: bool, work: dict[str, dict] | None = None) -> dict:
     """The summary record of a `check` run, marked partial (it runs no figures, so its figure claims are not-run
     by construction and a baseline compares it on what it checked); written to OUT/summary.json with --out."""
     import tempfile
@@ -163,8 +176,8 @@ def _check_summary(papers: list[Paper], results: list[ClaimResult], profile: str
     with tempfile.TemporaryDirectory() as scratch:
         figures = (out if out is not None else Path(scratch)) / "figures"
         records = {paper.id: paper_record(paper, [r for r in results if r.claim.id.startswith(paper.id + "/")], [],
-                                          profile=profile, figures_dir=figures, provenance=provenance, seconds=0.0,
-                                          partial=partial)
+                                          profile=profile, figures_dir=figures,
+                                          provenance={**provenance, **(work or {}).get(paper.id, {})}, partial=partial)
                    for paper in papers}
     if out is not None:
         out.mkdir(parents=True, exist_ok=True)
@@ -200,23 +213,26 @@ def check(paper: PaperArg = None,
           ) -> None:
     """Run the theory checks of a paper (symbolic, ground truth, statistical), without the figures.
     Claims about figures are reported not-run here: `dpverify reproduce` checks them."""
+    from dpverify.reproductions.check_cache import CheckCache
     from dpverify.reproductions.runner import Runner, environment_provenance, writable_directory
 
     if claim and not paper:
         raise DpverifyError("--claim needs a PAPER argument (see `dpverify list`)")
-    runner = Runner(cache_directory=cache, jobs=jobs)
+    runner, checks, started = Runner(cache_directory=cache, jobs=jobs), CheckCache(cache), time.perf_counter()
     if out is not None:
         writable_directory(out, "--out")      # before any work, so none is lost to a bad --out
-    results = []
+    results, work = [], {}
     for entry in _papers(paper):
         parameters = _parameters(entry, profile)
         context = CheckContext(profile=str(profile), root_seed=seed, executor=runner, parameters=parameters,
                                datasets=availability())
-        results += _check_claims(entry, claim, context, (out or cache) / HARNESS_LOG, seeds)
-    _print_verdicts(results)
+        before = runner.computed, checks.computed
+        results += _check_claims(entry, claim, context, (out or cache) / HARNESS_LOG, seeds, checks)
+        work[entry.id] = {"tasks_computed": runner.computed - before[0], "checks_computed": checks.computed - before[1]}
+    _echo_work(started, runner, checks)
     summary = _check_summary(_papers(paper), results, str(profile), out,
                              {**environment_provenance(), "root_seed": seed, "seeds": seeds, "command": "check"},
-                             partial=True)
+                             partial=True, work=work)
     _finish(results, strict, summary, baseline, junit)
 
 
@@ -231,6 +247,7 @@ def reproduce(paper: PaperArg = None,
               seed: SeedOpt = DEFAULT_ROOT_SEED, strict: StrictOpt = False, baseline: BaselineOpt = None,
               junit: JunitOpt = None) -> None:
     """Reproduce the figures, check every claim, and write the report (index.html, <paper>.md, summary.json)."""
+    from dpverify.reproductions.check_cache import CheckCache
     from dpverify.reproductions.experiments import (
         experiments_of,
         find_experiment,
@@ -246,10 +263,11 @@ def reproduce(paper: PaperArg = None,
     if figure and not paper:
         raise DpverifyError("--figure needs a PAPER argument (see `dpverify list`)")
     runner = Runner(cache_directory=cache, jobs=jobs, backend=str(backend), scheduler=scheduler)
+    checks, started = CheckCache(cache), time.perf_counter()
     writable_directory(out, "--out")
     all_results, records = [], {}
     for entry in _papers(paper):
-        started, computed_before = time.perf_counter(), runner.computed
+        computed_before, checks_before = runner.computed, checks.computed
         experiments = [find_experiment(entry.id, figure)] if figure else experiments_of(entry.id)
         runs = []
         for experiment in experiments:
@@ -258,16 +276,17 @@ def reproduce(paper: PaperArg = None,
         parameters = _parameters(entry, profile)
         context = CheckContext(profile=str(profile), root_seed=seed, executor=runner, parameters=parameters,
                                experiments={run.experiment.id: run.results for run in runs}, datasets=availability())
-        results = _check_claims(entry, None, context, out / HARNESS_LOG)
+        results = _check_claims(entry, None, context, out / HARNESS_LOG, checks=checks)
         all_results += results
         provenance = {**environment_provenance(), "root_seed": seed, "jobs": jobs, "backend": str(backend),
-                      "tasks_computed": runner.computed - computed_before}   # this paper's, not the run's so far
+                      "tasks_computed": runner.computed - computed_before,   # this paper's, not the run's so far
+                      "checks_computed": checks.computed - checks_before}
         records[entry.id] = paper_record(entry, results, [run.record for run in runs], profile=str(profile),
                                          figures_dir=out / "figures", provenance=provenance,
-                                         seconds=time.perf_counter() - started, partial=figure is not None)
+                                         partial=figure is not None)
         write_summary(out, records[entry.id])
     paths = render_reports(out)
-    _print_verdicts(all_results)
+    _echo_work(started, runner, checks)
     typer.echo("report: " + ", ".join(str(p) for p in paths))
     _finish(all_results, strict, {"papers": records}, baseline, junit)
 
