@@ -130,10 +130,29 @@ def _verdict_line(result: ClaimResult, width: int) -> str:
     return f"{result.claim.id:<{width}}  {verdict}  {result.summary[:160]}"
 
 
-def _echo_work(started: float, runner, checks: CheckCache) -> None:
-    """What the run computed and how long it took (on stderr: wall time is no part of the report)."""
-    typer.echo(f"{clock(time.perf_counter() - started)} wall time; computed {runner.computed} task(s) and "
-               f"{checks.computed} check(s), {checks.cached} check(s) from the cache", err=True)
+class Work:
+    """What this run computed per paper (tasks, checks) and its wall time: the report's stamp (write_summary's
+    `run`, the one line a rerun changes) and the closing line on stderr."""
+
+    def __init__(self, runner, checks: CheckCache) -> None:
+        self.runner, self.checks, self.started = runner, checks, time.perf_counter()
+        self.tasks_computed: dict[str, int] = {}
+        self.checks_computed: dict[str, int] = {}
+
+    def begin(self) -> None:
+        self._before = self.runner.computed, self.checks.computed
+
+    def end(self, paper: str) -> None:
+        self.tasks_computed[paper] = self.runner.computed - self._before[0]
+        self.checks_computed[paper] = self.checks.computed - self._before[1]
+
+    def stamp(self) -> dict:
+        return {"tasks_computed": self.tasks_computed, "checks_computed": self.checks_computed,
+                "wall_seconds": round(time.perf_counter() - self.started, 1)}
+
+    def line(self) -> str:
+        return (f"{clock(time.perf_counter() - self.started)} wall time; computed {self.runner.computed} task(s) and "
+                f"{self.checks.computed} check(s), {self.checks.cached} check(s) from the cache")
 
 
 def _finish(results: list[ClaimResult], strict: bool, summary: dict | None = None, baseline: Path | None = None,
@@ -166,7 +185,7 @@ def _finish(results: list[ClaimResult], strict: bool, summary: dict | None = Non
 
 
 def _check_summary(papers: list[Paper], results: list[ClaimResult], profile: str, out: Path | None,
-                   provenance: dict, partial: bool, work: dict[str, dict] | None = None) -> dict:
+                   provenance: dict, partial: bool, run: dict | None = None) -> dict:
     """The summary record of a `check` run, marked partial (it runs no figures, so its figure claims are not-run
     by construction and a baseline compares it on what it checked); written to OUT/summary.json with --out."""
     import tempfile
@@ -176,13 +195,13 @@ def _check_summary(papers: list[Paper], results: list[ClaimResult], profile: str
     with tempfile.TemporaryDirectory() as scratch:
         figures = (out if out is not None else Path(scratch)) / "figures"
         records = {paper.id: paper_record(paper, [r for r in results if r.claim.id.startswith(paper.id + "/")], [],
-                                          profile=profile, figures_dir=figures,
-                                          provenance={**provenance, **(work or {}).get(paper.id, {})}, partial=partial)
+                                          profile=profile, figures_dir=figures, provenance=provenance,
+                                          partial=partial)
                    for paper in papers}
     if out is not None:
         out.mkdir(parents=True, exist_ok=True)
         for record in records.values():
-            write_summary(out, record)
+            write_summary(out, record, run)
     return {"papers": records}
 
 
@@ -218,21 +237,21 @@ def check(paper: PaperArg = None,
 
     if claim and not paper:
         raise DpverifyError("--claim needs a PAPER argument (see `dpverify list`)")
-    runner, checks, started = Runner(cache_directory=cache, jobs=jobs), CheckCache(cache), time.perf_counter()
+    runner, checks = Runner(cache_directory=cache, jobs=jobs), CheckCache(cache)
     if out is not None:
         writable_directory(out, "--out")      # before any work, so none is lost to a bad --out
-    results, work = [], {}
+    results, work = [], Work(runner, checks)
     for entry in _papers(paper):
         parameters = _parameters(entry, profile)
         context = CheckContext(profile=str(profile), root_seed=seed, executor=runner, parameters=parameters,
                                datasets=availability())
-        before = runner.computed, checks.computed
+        work.begin()
         results += _check_claims(entry, claim, context, (out or cache) / HARNESS_LOG, seeds, checks)
-        work[entry.id] = {"tasks_computed": runner.computed - before[0], "checks_computed": checks.computed - before[1]}
-    _echo_work(started, runner, checks)
+        work.end(entry.id)
+    typer.echo(work.line(), err=True)
     summary = _check_summary(_papers(paper), results, str(profile), out,
                              {**environment_provenance(), "root_seed": seed, "seeds": seeds, "command": "check"},
-                             partial=True, work=work)
+                             partial=True, run=work.stamp())
     _finish(results, strict, summary, baseline, junit)
 
 
@@ -263,11 +282,11 @@ def reproduce(paper: PaperArg = None,
     if figure and not paper:
         raise DpverifyError("--figure needs a PAPER argument (see `dpverify list`)")
     runner = Runner(cache_directory=cache, jobs=jobs, backend=str(backend), scheduler=scheduler)
-    checks, started = CheckCache(cache), time.perf_counter()
+    work = Work(runner, CheckCache(cache))
     writable_directory(out, "--out")
     all_results, records = [], {}
     for entry in _papers(paper):
-        computed_before, checks_before = runner.computed, checks.computed
+        work.begin()
         experiments = [find_experiment(entry.id, figure)] if figure else experiments_of(entry.id)
         runs = []
         for experiment in experiments:
@@ -276,17 +295,16 @@ def reproduce(paper: PaperArg = None,
         parameters = _parameters(entry, profile)
         context = CheckContext(profile=str(profile), root_seed=seed, executor=runner, parameters=parameters,
                                experiments={run.experiment.id: run.results for run in runs}, datasets=availability())
-        results = _check_claims(entry, None, context, out / HARNESS_LOG, checks=checks)
+        results = _check_claims(entry, None, context, out / HARNESS_LOG, checks=work.checks)
+        work.end(entry.id)
         all_results += results
-        provenance = {**environment_provenance(), "root_seed": seed, "jobs": jobs, "backend": str(backend),
-                      "tasks_computed": runner.computed - computed_before,   # this paper's, not the run's so far
-                      "checks_computed": checks.computed - checks_before}
+        provenance = {**environment_provenance(), "root_seed": seed, "jobs": jobs, "backend": str(backend)}
         records[entry.id] = paper_record(entry, results, [run.record for run in runs], profile=str(profile),
                                          figures_dir=out / "figures", provenance=provenance,
                                          partial=figure is not None)
-        write_summary(out, records[entry.id])
+        write_summary(out, records[entry.id], work.stamp())
     paths = render_reports(out)
-    _echo_work(started, runner, checks)
+    typer.echo(work.line(), err=True)
     typer.echo("report: " + ", ".join(str(p) for p in paths))
     _finish(all_results, strict, {"papers": records}, baseline, junit)
 

@@ -93,7 +93,7 @@ def paper_record(paper: Paper, results: list[ClaimResult], figures: list[dict[st
                  figures_dir: Path, provenance: dict[str, Any], partial: bool = False) -> dict[str, Any]:
     """One paper's record. Nothing in it depends on when or how fast this run went (a rerun from the cache writes
     the same bytes): `seconds` is what its checks took when they were computed (kept with them in the cache);
-    the run's date is the summary's one stamp, `generated` (write_summary)."""
+    the run's date and what it computed are the summary's one stamp, `run` (write_summary)."""
     claims = [claim_record(r, figures_dir) for r in results]
     counts = Counter(c["verdict"] for c in claims)
     return {"id": paper.id, "title": paper.title, "seed_file": paper.seed_file, "profile": profile,
@@ -103,26 +103,29 @@ def paper_record(paper: Paper, results: list[ClaimResult], figures: list[dict[st
             "provenance": jsonable(provenance), "partial": partial}
 
 
-# of summary.json (1.1: optional claims[].seeds; 1.2: one top-level `generated`, papers[].seconds the checks'
-# computing time); reproductions/summary.schema.json describes it (bump both together)
+# of summary.json (1.1: optional claims[].seeds; 1.2: the one stamp `run` on a line of its own, papers[].seconds the
+# checks' computing time); reproductions/summary.schema.json describes it (bump both together)
 SCHEMA_VERSION = "1.2"
 SCHEMA_FILE = Path(__file__).with_name("summary.schema.json")
 
 
-def generated_stamp() -> str:
-    """The one line of a report that a rerun changes: when it was written (UTC, to the second)."""
-    return datetime.now(timezone.utc).isoformat(timespec="seconds")
-
-
-def write_summary(out_dir: Path, record: dict[str, Any]) -> Path:
+def write_summary(out_dir: Path, record: dict[str, Any], run: dict[str, Any] | None = None) -> Path:
     """Merge one paper's record into OUT/summary.json (other papers' records are kept, in their order), stamped
-    `generated` now."""
+    `run`: when it was written (UTC) and what the run that wrote it says of itself (what it computed, its wall
+    time). The stamp is the one line a rerun from the cache changes."""
     path = out_dir / "summary.json"
     summary = json.loads(path.read_text()) if path.exists() else {}
-    summary = {"schema_version": SCHEMA_VERSION, "generated": generated_stamp(),
+    stamp = {"generated": datetime.now(timezone.utc).isoformat(timespec="seconds"), **(run or {})}
+    summary = {"schema_version": SCHEMA_VERSION, "run": stamp,
                "papers": {**summary.get("papers", {}), record["id"]: record}}
-    path.write_text(json.dumps(summary, indent=2, sort_keys=False))
+    path.write_text(summary_text(summary))
     return path
+
+
+def summary_text(summary: dict[str, Any]) -> str:
+    """summary.json's text: indented, with the stamp `run` on one line of its own."""
+    text = json.dumps({**summary, "run": None}, indent=2)
+    return text.replace('\n  "run": null,', '\n  "run": ' + json.dumps(jsonable(summary["run"])) + ",", 1)
 
 
 CONSTANTS_HEADER = ["constant", "value", "module", "source", "line / why"]
@@ -339,9 +342,10 @@ def render_html(summary: dict[str, Any], out_dir: Path) -> str:
 
 
 def _stamp_line(summary: dict[str, Any]) -> str:
-    """The report's one stamp on a line of its own (a rerun's diff is this line); older summaries stamped papers."""
-    stamp = summary.get("generated") or ", ".join(p.get("generated", "?") for p in summary["papers"].values())
-    return f"<p class='note'>generated {html.escape(stamp)}</p>"
+    """The report's one stamp (summary.json's `run`) on a line of its own; summaries before 1.2 stamped each paper."""
+    run = summary.get("run") or {"generated": ", ".join(p.get("generated", "?") for p in summary["papers"].values())}
+    facts = "; ".join(f"{name.replace('_', ' ')}: {json.dumps(value)}" for name, value in run.items() if name != "generated")
+    return f"<p class='note'>generated {html.escape(run['generated'])}{'; ' if facts else ''}{html.escape(facts)}</p>"
 
 
 def render_reports(out_dir: Path) -> list[Path]:

@@ -2,8 +2,9 @@
 - verdicts stream: with stdout a pipe (a CI log), each claim's line is printed when it is decided, between
   the plain progress lines, not after the run;
 - claim checks are cached: a second identical `check` measures no check; another seed measures again;
-- a warm `reproduce` into another directory writes byte-identical files except the one stamp, the line
-  `"generated": ...` of summary.json and the line `<p class='note'>generated ...</p>` of index.html."""
+- a warm `reproduce` into another directory writes byte-identical files except the one stamp: the line
+  `"run": {"generated": ...}` of summary.json and the line `<p class='note'>generated ...</p>` of index.html
+  (when, and what the run computed)."""
 
 import json
 import os
@@ -16,8 +17,8 @@ from dpverify.theory.papers import get_paper
 
 VERDICT_LINE = re.compile(r"^dpdo-nc/\S+\s+(confirmed|refuted|inconclusive|not-run)\s")
 PROGRESS_LINE = re.compile(r"^dpdo-nc claims \d+/\d+, elapsed \d+:\d\d(, about \d+:\d\d left)?$")
-STAMP_LINES = {"summary.json": re.compile(r'^  "generated": "[0-9T:+-]+",$'),
-               "index.html": re.compile(r"^<p class='note'>generated [0-9T:+-]+</p>$")}
+STAMP_LINES = {"summary.json": re.compile(r'^  "run": \{"generated": "[0-9T:+-]+", .*\},$'),
+               "index.html": re.compile(r"^<p class='note'>generated [0-9T:+-]+; .*</p>$")}
 
 
 def dpverify(*args):
@@ -45,16 +46,15 @@ def test_verdicts_stream_into_a_pipe_and_a_rerun_measures_no_check(tmp_path):
 
     again = dpverify("check", "dpdo-nc", "--cache", str(cache), "--out", str(tmp_path / "again"))
     assert again.returncode == 0, again.stderr
-    (first,), (second,) = (json.loads((tmp_path / name / "summary.json").read_text())["papers"].values()
-                           for name in ("first", "again"))
-    assert first["provenance"]["checks_computed"] > 0 and second["provenance"]["checks_computed"] == 0
-    assert second["provenance"]["tasks_computed"] == 0 and second["claims"] == first["claims"]
+    first, second = (json.loads((tmp_path / name / "summary.json").read_text()) for name in ("first", "again"))
+    assert first["run"]["checks_computed"]["dpdo-nc"] > 0 and second["run"]["checks_computed"] == {"dpdo-nc": 0}
+    assert second["run"]["tasks_computed"] == {"dpdo-nc": 0}
+    assert second["papers"]["dpdo-nc"]["claims"] == first["papers"]["dpdo-nc"]["claims"]
 
     other_seed = dpverify("check", "dpdo-nc", "--claim", "gradient-bound", "--seed", "1", "--cache", str(cache),
                           "--out", str(tmp_path / "seed-1"))
     assert other_seed.returncode == 0, other_seed.stderr
-    record = json.loads((tmp_path / "seed-1" / "summary.json").read_text())["papers"]["dpdo-nc"]
-    assert record["provenance"]["checks_computed"] == 1
+    assert json.loads((tmp_path / "seed-1" / "summary.json").read_text())["run"]["checks_computed"] == {"dpdo-nc": 1}
 
 
 def without_stamp(path: Path) -> list[str]:
@@ -78,4 +78,5 @@ def test_a_warm_reproduce_changes_no_file_but_the_stamp(tmp_path):
             assert without_stamp(path) == without_stamp(warm[name]), name
         else:
             assert path.read_bytes() == warm[name].read_bytes(), name
-    assert json.loads((outs[1] / "summary.json").read_text())["papers"]["dpdo-nc"]["provenance"]["checks_computed"] == 0
+    run = json.loads((outs[1] / "summary.json").read_text())["run"]
+    assert run["checks_computed"] == {"dpdo-nc": 0} and run["tasks_computed"] == {"dpdo-nc": 0}
