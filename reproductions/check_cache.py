@@ -118,5 +118,5 @@ class CheckCache:
                  "figure_png": base64.b64encode(figure).decode() if figure is not None else None,
                  "provenance": {**environment_provenance(), "profile": context.profile,
                                 "root_seed": context.root_seed}}
-        text = json.dumps(entry, sort_keys=True)
+        text = json.dumps(entry)   # keys in the check's order: the report lists the values in that order
         atomic_write(self.path(key), lambda temporary: Path(temporary).write_text(text, encoding="utf-8"))
