@@ -86,4 +86,7 @@ class Progress:
 
     @staticmethod
     def _line(text: str) -> None:
-        print(text, file=sys.stderr, flush=True)
+        # one write with its newline: piped, stderr writes through, and print()'s separate newline let a verdict
+        # line on stdout land between the two (a glued line in a merged CI log)
+        sys.stderr.write(text + "\n")
+        sys.stderr.flush()
