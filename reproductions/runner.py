@@ -146,6 +146,13 @@ def quarantine(path: Path, what: str, error: Exception) -> None:
     log.warning("cache entry for %s was corrupt (%s); moved to %s and recomputing", what, error, moved)
 
 
+def as_stored(frame: pd.DataFrame) -> pd.DataFrame:
+    """`frame` as the cache gives it back (through Arrow: an object column of floats becomes float64, the index
+    a range): a computed result and a cached one are the same frame, so the checks that read it, their cache
+    keys and the results written are the same on a cold and a warm run."""
+    return pa.Table.from_pandas(frame, preserve_index=False).to_pandas()
+
+
 def read_provenance(path: Path) -> dict[str, str]:
     raw = pq.read_schema(path).metadata or {}
     return json.loads(raw[PROVENANCE_KEY]) if PROVENANCE_KEY in raw else {}
@@ -247,6 +254,7 @@ class Runner:
             run = self._run_dask if self.backend == "dask" else self._run_local
             # results arrive as tasks finish and are stored at once: an interrupted run resumes
             for index, frame in run([(i, tasks[i]) for i in pending], root_seed):
+                frame = as_stored(frame)
                 if self.cache is not None:
                     self.cache.store(tasks[index], root_seed, frame)
                 results[index] = frame
