@@ -15,7 +15,7 @@ import time
 from dataclasses import replace
 from enum import StrEnum
 from pathlib import Path
-from typing import Annotated, Optional
+from typing import TYPE_CHECKING, Annotated, Optional
 
 import typer
 from tqdm.auto import tqdm
@@ -23,12 +23,16 @@ from tqdm.auto import tqdm
 from dpverify.algorithms.core.errors import DpverifyError
 from dpverify.reproductions.datasets import DATA_ENV, availability
 from dpverify.reproductions.inputs import directory_to_write, one_line, open_unit_interval, run_paths
+from dpverify.reproductions.progress import Progress, clock
 from dpverify.reproductions.threads import limit_blas_threads
 from dpverify.reproductions.timing import DEFAULT_REPEATS
 from dpverify.theory.audit.auditor import minimum_samples
 from dpverify.theory.claims import CheckCrashed, CheckResult, ClaimResult, Evidence, Paper, Verdict, evaluate
 from dpverify.theory.execution import DEFAULT_ROOT_SEED, CheckContext
 from dpverify.theory.papers import get_paper, paper_ids, room_module
+
+if TYPE_CHECKING:   # imported where it is used: `dpverify --help` does not load the cache machinery
+    from dpverify.reproductions.check_cache import CheckCache
 
 app = typer.Typer(add_completion=False, no_args_is_help=True, pretty_exceptions_enable=False,
                   help="Verify and reproduce papers on differentially private decentralized optimization.")
@@ -92,11 +96,11 @@ def crashed(results: list[ClaimResult]) -> list[str]:
     return [r.claim.id for r in results if any(c.evidence.values.get("harness_error") for c in r.results)]
 
 
-def _evaluate_or_report(claim, context: CheckContext, log: Path) -> ClaimResult:
-    """evaluate(claim); a check that crashes is a harness error on this claim alone (not-run, the first line of
-    the error, the traceback appended to `log`), so the other claims go on."""
+def _evaluate_or_report(claim, context: CheckContext, log: Path, checks: CheckCache) -> ClaimResult:
+    """evaluate(claim) through the check cache; a check that crashes is a harness error on this claim alone
+    (not-run, the first line of the error, the traceback appended to `log`), so the other claims go on."""
     try:
-        return evaluate(claim, context)
+        return checks.evaluate(claim, context)
     except CheckCrashed as error:
         log.parent.mkdir(parents=True, exist_ok=True)
         with open(log, "a", encoding="utf-8") as handle:
@@ -109,33 +113,61 @@ def _evaluate_or_report(claim, context: CheckContext, log: Path) -> ClaimResult:
 
 
 def _check_claims(paper: Paper, claim_id: str | None, context: CheckContext, log: Path,
-                  seeds: int = 1) -> list[ClaimResult]:
-    """Every claim (or one) of the paper; with seeds > 1, its randomized checks again under the next root seeds,
-    and a check whose verdict flips is inconclusive (theory/robustness.py). A crashing check is reported on its
-    claim (_evaluate_or_report)."""
+                  seeds: int = 1, checks: CheckCache | None = None) -> list[ClaimResult]:
+    """Every claim (or one) of the paper, each verdict printed the moment it is decided; with seeds > 1, its
+    randomized checks again under the next root seeds, and a check whose verdict flips is inconclusive
+    (theory/robustness.py). A crashing check is reported on its claim (_evaluate_or_report)."""
+    from dpverify.reproductions.check_cache import CheckCache
     from dpverify.theory.robustness import across_seeds, randomized
 
+    checks = checks if checks is not None else CheckCache(None)
     claims = [paper.claim(claim_id)] if claim_id else list(paper.claims)
+    width = max(len(claim.id) for claim in claims)
     roots = [context.root_seed + offset for offset in range(seeds)]
     others = [replace(context, root_seed=root, memo={}, memo_reads={}) for root in roots[1:]]
     results = []
-    with tqdm(claims, desc=f"{paper.id} claims", unit="claim", leave=False, disable=None) as bar:
-        for claim in bar:
-            bar.set_postfix_str(claim.id.split("/", 1)[1])
-            first = _evaluate_or_report(claim, context, log)
+    with Progress(len(claims), f"{paper.id} claims", unit="claim") as progress:
+        for claim in claims:
+            progress.set_postfix_str(claim.id.split("/", 1)[1])
+            first = _evaluate_or_report(claim, context, log, checks)
             if others and not crashed([first]) and (again := randomized(claim)) is not None:
-                repeats = [_evaluate_or_report(again, other, log) for other in others]
+                repeats = [_evaluate_or_report(again, other, log, checks) for other in others]
                 first = first if crashed(repeats) else across_seeds(roots, first, repeats)
             results.append(first)
+            progress.write(_verdict_line(first, width))
+            progress.update()
     return results
 
 
-def _print_verdicts(results: list[ClaimResult]) -> None:
-    width = max(len(r.claim.id) for r in results)
-    for result in results:
-        colour = {"confirmed": "green", "refuted": "red", "inconclusive": "yellow"}.get(result.verdict, "white")
-        verdict = typer.style(f"{result.verdict:<12}", fg=colour, bold=True)
-        typer.echo(f"{result.claim.id:<{width}}  {verdict}  {result.summary[:160]}")
+def _verdict_line(result: ClaimResult, width: int) -> str:
+    colour = {"confirmed": "green", "refuted": "red", "inconclusive": "yellow"}.get(result.verdict, "white")
+    verdict = typer.style(f"{result.verdict:<12}", fg=colour, bold=True)
+    return f"{result.claim.id:<{width}}  {verdict}  {result.summary[:160]}"
+
+
+class Work:
+    """What this run computed per paper (tasks, checks) and its wall time: the report's stamp (write_summary's
+    `run`, the one line a rerun changes) and the closing line on stderr."""
+
+    def __init__(self, runner, checks: CheckCache) -> None:
+        self.runner, self.checks, self.started = runner, checks, time.perf_counter()
+        self.tasks_computed: dict[str, int] = {}
+        self.checks_computed: dict[str, int] = {}
+
+    def begin(self) -> None:
+        self._before = self.runner.computed, self.checks.computed
+
+    def end(self, paper: str) -> None:
+        self.tasks_computed[paper] = self.runner.computed - self._before[0]
+        self.checks_computed[paper] = self.checks.computed - self._before[1]
+
+    def stamp(self) -> dict:
+        return {"tasks_computed": self.tasks_computed, "checks_computed": self.checks_computed,
+                "wall_seconds": round(time.perf_counter() - self.started, 1)}
+
+    def line(self) -> str:
+        return (f"{clock(time.perf_counter() - self.started)} wall time; computed {self.runner.computed} task(s) and "
+                f"{self.checks.computed} check(s), {self.checks.cached} check(s) from the cache")
 
 
 def _finish(results: list[ClaimResult], strict: bool, summary: dict | None = None, baseline: Path | None = None,
@@ -168,7 +200,7 @@ def _finish(results: list[ClaimResult], strict: bool, summary: dict | None = Non
 
 
 def _check_summary(papers: list[Paper], results: list[ClaimResult], profile: str, out: Path | None,
-                   provenance: dict, partial: bool) -> dict:
+                   provenance: dict, partial: bool, run: dict | None = None) -> dict:
     """The summary record of a `check` run, marked partial (it runs no figures, so its figure claims are not-run
     by construction and a baseline compares it on what it checked); written to OUT/summary.json with --out."""
     import tempfile
@@ -178,13 +210,13 @@ def _check_summary(papers: list[Paper], results: list[ClaimResult], profile: str
     with tempfile.TemporaryDirectory() as scratch:
         figures = (out if out is not None else Path(scratch)) / "figures"
         records = {paper.id: paper_record(paper, [r for r in results if r.claim.id.startswith(paper.id + "/")], [],
-                                          profile=profile, figures_dir=figures, provenance=provenance, seconds=0.0,
+                                          profile=profile, figures_dir=figures, provenance=provenance,
                                           partial=partial)
                    for paper in papers}
     if out is not None:
         out.mkdir(parents=True, exist_ok=True)
         for record in records.values():
-            write_summary(out, record)
+            write_summary(out, record, run)
     return {"papers": records}
 
 
@@ -215,6 +247,7 @@ def check(paper: PaperArg = None,
           ) -> None:
     """Run the theory checks of a paper (symbolic, ground truth, statistical), without the figures.
     Claims about figures are reported not-run here: `dpverify reproduce` checks them."""
+    from dpverify.reproductions.check_cache import CheckCache
     from dpverify.reproductions.runner import Runner, environment_provenance
 
     if claim and not paper:
@@ -225,16 +258,18 @@ def check(paper: PaperArg = None,
         papers[0].claim(claim)
     baseline_summary = run_paths(cache=cache, out=out, baseline=baseline, junit=junit)
     parameters = {entry.id: _parameters(entry, profile) for entry in papers}
-    runner = Runner(cache_directory=cache, jobs=jobs)
-    results = []
+    runner, checks = Runner(cache_directory=cache, jobs=jobs), CheckCache(cache)
+    results, work = [], Work(runner, checks)
     for entry in papers:
         context = CheckContext(profile=str(profile), root_seed=seed, executor=runner, parameters=parameters[entry.id],
                                datasets=availability())
-        results += _check_claims(entry, claim, context, (out or cache) / HARNESS_LOG, seeds)
-    _print_verdicts(results)
+        work.begin()
+        results += _check_claims(entry, claim, context, (out or cache) / HARNESS_LOG, seeds, checks)
+        work.end(entry.id)
+    typer.echo(work.line(), err=True)
     summary = _check_summary(papers, results, str(profile), out,
                              {**environment_provenance(), "root_seed": seed, "seeds": seeds, "command": "check"},
-                             partial=True)
+                             partial=True, run=work.stamp())
     _finish(results, strict, summary, baseline, junit, baseline_summary)
 
 
@@ -249,6 +284,7 @@ def reproduce(paper: PaperArg = None,
               seed: SeedOpt = DEFAULT_ROOT_SEED, strict: StrictOpt = False, baseline: BaselineOpt = None,
               junit: JunitOpt = None) -> None:
     """Reproduce the figures, check every claim, and write the report (index.html, <paper>.md, summary.json)."""
+    from dpverify.reproductions.check_cache import CheckCache
     from dpverify.reproductions.experiments import (
         experiments_of,
         find_experiment,
@@ -270,26 +306,27 @@ def reproduce(paper: PaperArg = None,
     baseline_summary = run_paths(cache=cache, out=out, baseline=baseline, junit=junit)
     parameters = {entry.id: _parameters(entry, profile) for entry in papers}
     runner = Runner(cache_directory=cache, jobs=jobs, backend=str(backend), scheduler=scheduler)
+    work = Work(runner, CheckCache(cache))
     writable_directory(out, "--out")
     all_results, records = [], {}
     for entry in papers:
-        started, computed_before = time.perf_counter(), runner.computed
+        work.begin()
         runs = []
         for experiment in experiments[entry.id]:
             typer.echo(f"{entry.id}: reproducing {experiment.id} ({profile} profile)", err=True)
             runs.append(run_experiment(experiment, str(profile), runner, seed, out))
         context = CheckContext(profile=str(profile), root_seed=seed, executor=runner, parameters=parameters[entry.id],
                                experiments={run.experiment.id: run.results for run in runs}, datasets=availability())
-        results = _check_claims(entry, None, context, out / HARNESS_LOG)
+        results = _check_claims(entry, None, context, out / HARNESS_LOG, checks=work.checks)
+        work.end(entry.id)
         all_results += results
-        provenance = {**environment_provenance(), "root_seed": seed, "jobs": jobs, "backend": str(backend),
-                      "tasks_computed": runner.computed - computed_before}   # this paper's, not the run's so far
+        provenance = {**environment_provenance(), "root_seed": seed, "jobs": jobs, "backend": str(backend)}
         records[entry.id] = paper_record(entry, results, [run.record for run in runs], profile=str(profile),
                                          figures_dir=out / "figures", provenance=provenance,
-                                         seconds=time.perf_counter() - started, partial=figure is not None)
-        write_summary(out, records[entry.id])
+                                         partial=figure is not None)
+        write_summary(out, records[entry.id], work.stamp())
     paths = render_reports(out)
-    _print_verdicts(all_results)
+    typer.echo(work.line(), err=True)
     typer.echo("report: " + ", ".join(str(p) for p in paths))
     _finish(all_results, strict, {"papers": records}, baseline, junit, baseline_summary)
 

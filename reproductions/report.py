@@ -48,13 +48,24 @@ def jsonable(value: Any) -> Any:
     return str(value)
 
 
-def save_figure(figure: Any, path: Path) -> str:
-    """Write a matplotlib Figure as PNG and close it; returns the path relative to the report."""
+def figure_png(figure: Any) -> bytes:
+    """A matplotlib Figure as PNG bytes (closed afterwards). No metadata beyond the pixels: the same figure gives
+    the same bytes on every run (no matplotlib version, no date), so a rerun changes no file."""
+    import io
+
     import matplotlib.pyplot as plt
 
-    path.parent.mkdir(parents=True, exist_ok=True)
-    figure.savefig(path, format="png", dpi=110, bbox_inches="tight")
+    buffer = io.BytesIO()
+    figure.savefig(buffer, format="png", dpi=110, bbox_inches="tight", metadata={"Software": None})
     plt.close(figure)
+    return buffer.getvalue()
+
+
+def save_figure(figure: Any, path: Path) -> str:
+    """Write a figure (a matplotlib Figure, or its PNG bytes from figure_png) as PNG; returns the path relative
+    to the report."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_bytes(figure if isinstance(figure, bytes) else figure_png(figure))
     return f"{path.parent.name}/{path.name}"
 
 
@@ -85,29 +96,42 @@ def claim_record(result: ClaimResult, figures_dir: Path) -> dict[str, Any]:
 
 
 def paper_record(paper: Paper, results: list[ClaimResult], figures: list[dict[str, Any]], *, profile: str,
-                 figures_dir: Path, provenance: dict[str, Any], seconds: float, partial: bool = False) -> dict[str, Any]:
+                 figures_dir: Path, provenance: dict[str, Any], partial: bool = False) -> dict[str, Any]:
+    """One paper's record. Nothing in it depends on when or how fast this run went (a rerun from the cache writes
+    the same bytes): `seconds` is what its checks took when they were computed (kept with them in the cache);
+    the run's date and what it computed are the summary's one stamp, `run` (write_summary)."""
     claims = [claim_record(r, figures_dir) for r in results]
     counts = Counter(c["verdict"] for c in claims)
     return {"id": paper.id, "title": paper.title, "seed_file": paper.seed_file, "profile": profile,
-            "generated": datetime.now(timezone.utc).isoformat(timespec="seconds"), "seconds": round(seconds, 1),
+            "seconds": round(sum(check["seconds"] for claim in claims for check in claim["checks"]), 1),
             "counts": {str(v): counts.get(str(v), 0) for v in VERDICT_ORDER}, "claims": claims,
             "figures": jsonable(figures), "constants": jsonable(room_constants(paper.id)),
             "provenance": jsonable(provenance), "partial": partial}
 
 
-# of summary.json (1.1: optional claims[].seeds; 1.2: optional claims[].privacy); reproductions/summary.schema.json
-# describes it (bump both together)
+# of summary.json (1.1: optional claims[].seeds; 1.2: optional claims[].privacy, the one stamp `run` on a line of its
+# own, papers[].seconds the checks' computing time); reproductions/summary.schema.json describes it (bump both together)
 SCHEMA_VERSION = "1.2"
 SCHEMA_FILE = Path(__file__).with_name("summary.schema.json")
 
 
-def write_summary(out_dir: Path, record: dict[str, Any]) -> Path:
-    """Merge one paper's record into OUT/summary.json (other papers' records are kept)."""
+def write_summary(out_dir: Path, record: dict[str, Any], run: dict[str, Any] | None = None) -> Path:
+    """Merge one paper's record into OUT/summary.json (other papers' records are kept, in their order), stamped
+    `run`: when it was written (UTC) and what the run that wrote it says of itself (what it computed, its wall
+    time). The stamp is the one line a rerun from the cache changes."""
     path = out_dir / "summary.json"
     summary = json.loads(path.read_text()) if path.exists() else {}
-    summary = {"schema_version": SCHEMA_VERSION, "papers": {**summary.get("papers", {}), record["id"]: record}}
-    path.write_text(json.dumps(summary, indent=2, sort_keys=False))
+    stamp = {"generated": datetime.now(timezone.utc).isoformat(timespec="seconds"), **(run or {})}
+    summary = {"schema_version": SCHEMA_VERSION, "run": stamp,
+               "papers": {**summary.get("papers", {}), record["id"]: record}}
+    path.write_text(summary_text(summary))
     return path
+
+
+def summary_text(summary: dict[str, Any]) -> str:
+    """summary.json's text: indented, with the stamp `run` on one line of its own."""
+    text = json.dumps({**summary, "run": None}, indent=2)
+    return text.replace('\n  "run": null,', '\n  "run": ' + json.dumps(jsonable(summary["run"])) + ",", 1)
 
 
 CONSTANTS_HEADER = ["constant", "value", "module", "source", "line / why"]
@@ -223,8 +247,8 @@ def _defaults_used(check: dict[str, Any], width: int = 40) -> str:
 def render_markdown(record: dict[str, Any]) -> str:
     counts = record["counts"]
     out = [f"# {record['title']}", "",
-           f"Paper `{record['seed_file']}` · profile `{record['profile']}` · generated {record['generated']} "
-           f"· {record['seconds']} s", "",
+           f"Paper `{record['seed_file']}` · profile `{record['profile']}` · checks computed in {record['seconds']} s",
+           "",
            "**Verdicts:** " + ", ".join(f"{VERDICT_SYMBOLS[k]} {k}: {v}" for k, v in counts.items()), "",
            "A refuted claim is a finding with its evidence; `not-run` says why; an audit that finds no "
            "violation says \"not refuted at N samples\", never \"private\".", "", "## Claims", ""]
@@ -305,7 +329,7 @@ def _render_paper_html(record: dict[str, Any], out_dir: Path) -> str:
     e = html.escape
     parts = [f'<h2 id="{e(record["id"])}">{e(record["title"])}</h2>',
              f'<p class="note">Paper <code>{e(record["seed_file"])}</code> · profile <code>{e(record["profile"])}</code>'
-             f' · generated {e(record["generated"])} · {record["seconds"]} s</p>',
+             f' · checks computed in {record["seconds"]} s</p>',
              '<p class="counts">' + "".join(f"<span>{_badge(k)} {v}</span>" for k, v in record["counts"].items()) + "</p>",
              "<table><tr><th>claim</th><th>line</th><th>statement</th><th>verdict</th><th>evidence</th></tr>"]
     for claim in sorted(record["claims"], key=lambda c: [str(v) for v in VERDICT_ORDER].index(c["verdict"])):
@@ -384,7 +408,14 @@ def render_html(summary: dict[str, Any], out_dir: Path) -> str:
     return (f"<!DOCTYPE html><html><head><meta charset='utf-8'><title>dpverify report</title><style>{CSS}</style>"
             f"</head><body><h1>dpverify — verification report</h1><p class='note'>One verdict per claim: "
             f"confirmed, refuted (with the counterexample or the significant violation), inconclusive (with why), "
-            f"not-run (with why).</p><ul>{toc}</ul>{privacy}{body}</body></html>")
+            f"not-run (with why).</p>\n{_stamp_line(summary)}\n<ul>{toc}</ul>{privacy}{body}</body></html>")
+
+
+def _stamp_line(summary: dict[str, Any]) -> str:
+    """The report's one stamp (summary.json's `run`) on a line of its own; summaries before 1.2 stamped each paper."""
+    run = summary.get("run") or {"generated": ", ".join(p.get("generated", "?") for p in summary["papers"].values())}
+    facts = "; ".join(f"{name.replace('_', ' ')}: {json.dumps(value)}" for name, value in run.items() if name != "generated")
+    return f"<p class='note'>generated {html.escape(run['generated'])}{'; ' if facts else ''}{html.escape(facts)}</p>"
 
 
 def render_reports(out_dir: Path) -> list[Path]:

@@ -20,7 +20,7 @@ import subprocess
 import tempfile
 import threading
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from importlib import metadata
 from pathlib import Path
@@ -30,11 +30,11 @@ import joblib
 import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
-from tqdm.auto import tqdm
 
 from dpverify.algorithms.core.errors import DpverifyError
 from dpverify.reproductions.data_sources import fingerprint, is_not_available, task_datasets
 from dpverify.reproductions.inputs import directory_to_write
+from dpverify.reproductions.progress import Progress
 from dpverify.reproductions.threads import limit_blas_threads
 from dpverify.theory.execution import Task, run_task, task_seed_sequence, value_digest
 
@@ -132,15 +132,34 @@ def write_parquet(frame: pd.DataFrame, path: Path, provenance: dict[str, str]) -
     metadata_ = dict(table.schema.metadata or {})
     metadata_[PROVENANCE_KEY] = json.dumps(provenance, sort_keys=True).encode()
     table = table.replace_schema_metadata(metadata_)
+    atomic_write(path, lambda temporary: pq.write_table(table, temporary))
+
+
+def atomic_write(path: Path, write: Callable[[str], None]) -> None:
+    """`write(temporary)` then rename onto `path`: a crash mid-write leaves a temp file, never a truncated `path`."""
     path.parent.mkdir(parents=True, exist_ok=True)
     handle, temporary = tempfile.mkstemp(dir=path.parent, suffix=".tmp")
     os.close(handle)
     try:
-        pq.write_table(table, temporary)
+        write(temporary)
         os.replace(temporary, path)
     finally:
         if os.path.exists(temporary):
             os.remove(temporary)
+
+
+def quarantine(path: Path, what: str, error: Exception) -> None:
+    """Move an unreadable cache entry aside (never reused, never deleted) so that it is recomputed."""
+    moved = path.with_suffix(".corrupt")
+    os.replace(path, moved)
+    log.warning("cache entry for %s was corrupt (%s); moved to %s and recomputing", what, error, moved)
+
+
+def as_stored(frame: pd.DataFrame) -> pd.DataFrame:
+    """`frame` as the cache gives it back (through Arrow: an object column of floats becomes float64, the index
+    a range): a computed result and a cached one are the same frame, so the checks that read it, their cache
+    keys and the results written are the same on a cold and a warm run."""
+    return pa.Table.from_pandas(frame, preserve_index=False).to_pandas()
 
 
 def read_provenance(path: Path) -> dict[str, str]:
@@ -179,10 +198,7 @@ class ResultCache:
                 raise ValueError("content hash in the file does not match its name")
             return pq.read_table(path).to_pandas()
         except Exception as error:  # any unreadable entry is quarantined and recomputed
-            quarantine = path.with_suffix(".corrupt")
-            os.replace(path, quarantine)
-            log.warning("cache entry for task %s was corrupt (%s); moved to %s and recomputing",
-                        task.key, error, quarantine)
+            quarantine(path, f"task {task.key}", error)
             return None
 
     def store(self, task: Task, root_seed: int, frame: pd.DataFrame) -> None:
@@ -253,6 +269,7 @@ class Runner:
             run = self._run_dask if self.backend == "dask" else self._run_local
             # results arrive as tasks finish and are stored at once: an interrupted run resumes
             for index, frame in run([(i, tasks[i]) for i in pending], root_seed):
+                frame = as_stored(frame)
                 if self.cache is not None and not is_not_available(frame):   # missing data may be provided later
                     self.cache.store(tasks[index], root_seed, frame)
                 results[index] = frame
@@ -260,7 +277,7 @@ class Runner:
         return [results[index] for index in range(len(tasks))]
 
     def _progress(self, total: int, description: str):
-        return tqdm(total=total, desc=description, disable=None if self.show_progress else True, leave=False, unit="task")
+        return Progress(total, description, unit="task", enabled=self.show_progress)
 
     def _run_local(self, indexed_tasks, root_seed):
         with self._progress(len(indexed_tasks), "tasks") as bar:

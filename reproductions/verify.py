@@ -5,8 +5,8 @@ same door as our reference, and the conformance checks of theory/conformance.py 
 (same noise draws, same transcript), accounting, noise scale, distribution of its messages, and a
 privacy audit of its own messages. Then (verify_claims.py) the paper's claims whose checks run the
 algorithm are re-run on the implementation, beside the reference's verdicts. The conformance checks are
-never cached; the claims' experiments are cached (with --cache) under keys that hold the implementation's
-source digest, so no implementation can receive another's results.
+never cached; the claims' experiments and their checks are cached (with --cache) under keys that hold the
+implementation's source digest, so no implementation can receive another's results.
 
 Exit status of the command: 0 when no check refutes conformance and no claim diverges from the reference,
 3 otherwise (the first failing check, or diverging claim, is named in one line), 2 on bad input (an implementation that cannot be loaded, an unknown

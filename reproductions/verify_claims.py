@@ -18,11 +18,12 @@ from dataclasses import dataclass, replace
 import pandas as pd
 
 from dpverify.algorithms.core.errors import DpverifyError
+from dpverify.reproductions.check_cache import CheckCache
 from dpverify.reproductions.datasets import availability
 from dpverify.reproductions.experiments import Experiment, experiments_of, parameters_of
 from dpverify.reproductions.params import Parameter
 from dpverify.reproductions.runner import Runner
-from dpverify.theory.claims import CheckResult, Claim, ClaimResult, Evidence, Verdict, evaluate
+from dpverify.theory.claims import CheckResult, Claim, ClaimResult, Evidence, Verdict
 from dpverify.theory.execution import CheckContext
 from dpverify.theory.implementations import implementation_value, in_process_only
 from dpverify.theory.papers import get_paper
@@ -117,6 +118,7 @@ def compare_claims(paper: str, implementation: Callable | str, *, profile: str, 
     if not claims:
         return ()
     value = implementation_value(implementation)
+    checks = CheckCache(runner.cache_directory)   # each context's checks are keyed on its experiments' results too
     if in_process_only(value):   # a callable handed over from Python cannot be loaded by worker processes
         runner = replace(runner, jobs=1)
     base = {"profile": profile, "root_seed": seed, "executor": runner, "parameters": parameters_of(paper, profile),
@@ -128,5 +130,6 @@ def compare_claims(paper: str, implementation: Callable | str, *, profile: str, 
         theirs = CheckContext(**base, experiments=_results(experiments, profile, runner, seed, value), implementation=value)
     except DpverifyError as error:   # the implementation raised or returned no transcript: its claims cannot run
         why = f"the implementation failed in the experiments: {error}"
-        return tuple(ClaimComparison(evaluate(c, reference), _not_run(c, why)) for c in claims)
-    return tuple(ClaimComparison(evaluate(claim, reference), evaluate(claim, theirs)) for claim in claims)
+        return tuple(ClaimComparison(checks.evaluate(c, reference), _not_run(c, why)) for c in claims)
+    return tuple(ClaimComparison(checks.evaluate(claim, reference),
+                                 checks.evaluate(claim, theirs, {IMPLEMENTATION: value})) for claim in claims)

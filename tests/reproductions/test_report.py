@@ -48,3 +48,20 @@ def test_a_check_that_read_defaults_says_so():
     line = "depends on values we chose (defaults, see the parameter tables): `figure-1/rho` = 0.1"
     assert line in render_markdown(record) and "figure-1/T" not in render_markdown(record)
     assert "depends on values we chose:</i> `figure-1/rho` = 0.1" in render_html({"papers": {"x": record}}, out_dir=None)
+
+
+def test_the_summary_stamp_is_one_line_and_the_only_one_a_rewrite_changes(tmp_path):
+    import json
+
+    from dpverify.reproductions.report import write_summary
+
+    record = _record(None)
+    first = write_summary(tmp_path, record, {"tasks_computed": {"dp-recal": 3}}).read_text().splitlines()
+    second = write_summary(tmp_path, record, {"tasks_computed": {"dp-recal": 0}}).read_text().splitlines()
+    changed = [(a, b) for a, b in zip(first, second) if a != b]
+    assert len(first) == len(second) and len(changed) == 1
+    assert changed[0][1].startswith('  "run": {"generated": "') and changed[0][1].endswith('"tasks_computed": {"dp-recal": 0}},')
+    summary = json.loads("\n".join(second))
+    assert list(summary) == ["schema_version", "run", "papers"] and summary["papers"]["dp-recal"] == record
+    assert "generated " + summary["run"]["generated"] + "; tasks computed: {&quot;dp-recal&quot;: 0}" in render_html(
+        summary, out_dir=None)

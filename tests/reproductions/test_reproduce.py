@@ -79,8 +79,8 @@ def test_rerun_computes_nothing_and_report_rerenders(reproduced):
     out, cache, first = reproduced
     again = dpverify("reproduce", "zcdp-nfl", "--figure", "figure-2", "--out", str(out), "--cache", str(cache))
     assert again.returncode == 0, again.stderr
-    record = json.loads((out / "summary.json").read_text())["papers"]["zcdp-nfl"]
-    assert record["provenance"]["tasks_computed"] == 0
+    run = json.loads((out / "summary.json").read_text())["run"]
+    assert run["tasks_computed"] == {"zcdp-nfl": 0} and run["checks_computed"] == {"zcdp-nfl": 0}
     (out / "index.html").unlink()
     rendered = dpverify("report", "--out", str(out))
     assert rendered.returncode == 0 and (out / "index.html").exists()

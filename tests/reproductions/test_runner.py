@@ -143,3 +143,18 @@ def test_no_worker_outlives_a_killed_parent(tmp_path):
     time.sleep(5.0)
     alive = [w.pid for w in workers if w.is_running() and w.status() != psutil.STATUS_ZOMBIE]
     assert not alive, f"workers alive 5 s after the parent was killed: {alive}"
+
+
+def object_floats(rng, size):
+    """A task whose column of floats has dtype object (Parquet stores it as float64)."""
+    return pd.DataFrame({"epsilon": pd.Series([float(size), 0.5], dtype=object)}, index=[5, 6])
+
+
+def test_a_computed_result_is_the_frame_the_cache_returns(tmp_path):
+    task = Task("demo/object-floats", object_floats, {"size": 2})
+    (computed,) = Runner(cache_directory=tmp_path, show_progress=False)([task], ROOT_SEED)
+    (cached,) = Runner(cache_directory=tmp_path, show_progress=False)([task], ROOT_SEED)
+    (uncached,) = Runner(show_progress=False)([task], ROOT_SEED)
+    for frame in (computed, uncached):
+        pd.testing.assert_frame_equal(frame, cached)
+    assert str(cached["epsilon"].dtype) == "float64" and list(cached.index) == [0, 1]
