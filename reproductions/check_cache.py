@@ -52,7 +52,10 @@ def check_key(claim: Claim, check: Check, context: CheckContext, extra: Mapping[
         "root_seed": context.root_seed, "audit": [context.audit_samples, context.audit_confidence],
         "parameters": {experiment: dict(values) for experiment, values in context.parameters.items()},
         "experiments": {experiment: frame_digest(frame) for experiment, frame in context.experiments.items()},
-        "datasets": dict(context.datasets), "extra": dict(extra), "environment": environment_digest()})
+        # which datasets are available, not the wording of why one is not (offline, a failed download): a check that
+        # read a missing dataset is not-run and never stored, and the files' checksums key the tasks that read them
+        "datasets": {name: not why for name, why in context.datasets.items()}, "extra": dict(extra),
+        "environment": environment_digest()})
 
 
 def with_png_figure(result: CheckResult) -> CheckResult:

@@ -2,6 +2,7 @@
 planted into copies of the example are each flagged by the check that should see them; the correct example's
 false-alarm rate over 20 seeds is within the stated level; the CLI, the Python API and the pytest plugin."""
 
+import functools
 import subprocess
 import sys
 import textwrap
@@ -153,8 +154,12 @@ def test_the_pytest_plugin_in_a_throwaway_project(tmp_path):
     assert result.returncode == 0 and "2 passed" in result.stdout, result.stdout + result.stderr
 
 
-def test_the_benchmark_times_verify_on_the_examples():
+def test_the_benchmark_times_verify_on_the_examples(monkeypatch):
+    from dpverify.reproductions import bench_verify
     from dpverify.reproductions.bench_verify import BUDGET_SECONDS, implementation_of, run_verify_benchmarks
+
+    # the five conformance checks only: the line and the budget verdict are what is tested, not minutes of claims
+    monkeypatch.setattr(bench_verify, "verify", functools.partial(bench_verify.verify, claims=False))
 
     assert implementation_of("dp-recal") == (f"{REPO}/examples/dp_recal/my_dp_recal.py:run", "per-agent-loop example")
     lines = []
