@@ -52,15 +52,21 @@ class RunnerError(DpverifyError):
     """The runner was misconfigured (unknown back end, missing scheduler, Dask not installed)."""
 
 
+SOURCE_PATHS = ("algorithms", "theory", "reproductions", "pyproject.toml")   # what dpverify's numbers are made by
+
+
 @functools.cache
 def environment_provenance() -> dict[str, Any]:
-    """Where the numbers came from: git commit (unknown outside a checkout), the digest of dpverify's source
-    (known everywhere), Python, platform and package versions (dpverify's included)."""
+    """Where the numbers came from: the last git commit that changed dpverify's source (unknown outside a
+    checkout; a commit of the reports alone does not change it, so committing a report and rerunning leaves it
+    as it was), the digest of dpverify's source (known everywhere, uncommitted edits included), Python,
+    platform and package versions (dpverify's included)."""
+    root = Path(__file__).resolve().parent.parent
     try:
         commit = subprocess.run(
-            ["git", "rev-parse", "HEAD"], capture_output=True, text=True, check=True,
-            cwd=Path(__file__).resolve().parent,
-        ).stdout.strip()
+            ["git", "log", "-1", "--format=%H", "--", *SOURCE_PATHS], capture_output=True, text=True, check=True,
+            cwd=root,
+        ).stdout.strip() or "unknown (not a git checkout)"
     except (OSError, subprocess.CalledProcessError):
         commit = "unknown (not a git checkout)"
     versions = {}
