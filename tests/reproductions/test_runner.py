@@ -147,7 +147,7 @@ def test_no_worker_outlives_a_killed_parent(tmp_path):
 
 def object_floats(rng, size):
     """A task whose column of floats has dtype object (Parquet stores it as float64)."""
-    return pd.DataFrame({"epsilon": pd.Series([float(size), 0.5], dtype=object)}, index=[5, 6])
+    return pd.DataFrame({"epsilon": pd.Series([float(size), 0.5], dtype=object, index=[5, 6])}, index=[5, 6])
 
 
 def test_a_computed_result_is_the_frame_the_cache_returns(tmp_path):
@@ -157,4 +157,5 @@ def test_a_computed_result_is_the_frame_the_cache_returns(tmp_path):
     (uncached,) = Runner(show_progress=False)([task], ROOT_SEED)
     for frame in (computed, uncached):
         pd.testing.assert_frame_equal(frame, cached)
-    assert str(cached["epsilon"].dtype) == "float64" and list(cached.index) == [0, 1]
+    assert str(cached["epsilon"].dtype) == "float64" and cached["epsilon"].tolist() == [2.0, 0.5]
+    assert list(cached.index) == [0, 1]
