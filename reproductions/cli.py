@@ -15,6 +15,7 @@ import time
 from dataclasses import replace
 from enum import StrEnum
 from pathlib import Path
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, Annotated, Optional
 
 import typer
@@ -55,6 +56,8 @@ class Backend(StrEnum):
 PaperArg = Annotated[Optional[str], typer.Argument(help="paper id (see `dpverify list`); all papers if omitted")]
 ProfileOpt = Annotated[Profile, typer.Option(help="quick: CI-sized runs; paper: the paper's sizes")]
 SeedOpt = Annotated[int, typer.Option(min=0, help="root seed (>= 0); every task derives its generator from it and its key")]
+SeedsOpt = Annotated[int, typer.Option(min=1, help="decide each randomized check under this many root seeds (SEED, SEED+1, "
+                                                "...); a verdict that flips between them is inconclusive")]
 JobsOpt = Annotated[int, typer.Option("--jobs", "-j", min=1, help="local worker processes")]
 StrictOpt = Annotated[bool, typer.Option(help="exit with status 3 when a claim is refuted; with --baseline, on any "
                                                "change against it")]
@@ -112,19 +115,27 @@ def _evaluate_or_report(claim, context: CheckContext, log: Path, checks: CheckCa
                                                evidence, 0.0, claim.checks[0].rule),))
 
 
+def _seed_contexts(context: CheckContext, seeds: int, experiments=None) -> list[CheckContext]:
+    """The contexts of root seeds SEED+1 .. SEED+seeds-1 (`--seeds`), each with its own memo; `experiments(root)`
+    gives that seed's experiment results (reproduce), else the context's are kept (check has none)."""
+    roots = [context.root_seed + offset for offset in range(1, seeds)]
+    return [replace(context, root_seed=root, memo={}, memo_reads={},
+                    **({"experiments": experiments(root)} if experiments else {})) for root in roots]
+
+
 def _check_claims(paper: Paper, claim_id: str | None, context: CheckContext, log: Path,
-                  seeds: int = 1, checks: CheckCache | None = None) -> list[ClaimResult]:
-    """Every claim (or one) of the paper, each verdict printed the moment it is decided; with seeds > 1, its
-    randomized checks again under the next root seeds, and a check whose verdict flips is inconclusive
-    (theory/robustness.py). A crashing check is reported on its claim (_evaluate_or_report)."""
+                  others: Sequence[CheckContext] = (), checks: CheckCache | None = None) -> list[ClaimResult]:
+    """Every claim (or one) of the paper, each verdict printed the moment it is decided; with `others` (the
+    contexts of further root seeds, _seed_contexts), its randomized checks again under each, and a check whose
+    verdict flips is inconclusive (theory/robustness.py). A crashing check is reported on its claim
+    (_evaluate_or_report)."""
     from dpverify.reproductions.check_cache import CheckCache
     from dpverify.theory.robustness import across_seeds, randomized
 
     checks = checks if checks is not None else CheckCache(None)
     claims = [paper.claim(claim_id)] if claim_id else list(paper.claims)
     width = max(len(claim.id) for claim in claims)
-    roots = [context.root_seed + offset for offset in range(seeds)]
-    others = [replace(context, root_seed=root, memo={}, memo_reads={}) for root in roots[1:]]
+    roots = [context.root_seed] + [other.root_seed for other in others]
     results = []
     with Progress(len(claims), f"{paper.id} claims", unit="claim") as progress:
         for claim in claims:
@@ -242,9 +253,7 @@ def check(paper: PaperArg = None,
           strict: StrictOpt = False, baseline: BaselineOpt = None, junit: JunitOpt = None,
           out: Annotated[Optional[Path], typer.Option(help="also write OUT/summary.json (a baseline for later runs)")]
           = None,
-          seeds: Annotated[int, typer.Option(min=1, help="run each randomized check under this many root seeds (SEED, "
-                                             "SEED+1, ...); a verdict that flips between them is inconclusive")] = 1
-          ) -> None:
+          seeds: SeedsOpt = 1) -> None:
     """Run the theory checks of a paper (symbolic, ground truth, statistical), without the figures.
     Claims about figures are reported not-run here: `dpverify reproduce` checks them."""
     from dpverify.reproductions.check_cache import CheckCache
@@ -264,7 +273,8 @@ def check(paper: PaperArg = None,
         context = CheckContext(profile=str(profile), root_seed=seed, executor=runner, parameters=parameters[entry.id],
                                datasets=availability())
         work.begin()
-        results += _check_claims(entry, claim, context, (out or cache) / HARNESS_LOG, seeds, checks)
+        results += _check_claims(entry, claim, context, (out or cache) / HARNESS_LOG,
+                                 _seed_contexts(context, seeds), checks)
         work.end(entry.id)
     typer.echo(work.line(), err=True)
     summary = _check_summary(papers, results, str(profile), out,
@@ -282,10 +292,13 @@ def reproduce(paper: PaperArg = None,
               out: OutOpt = DEFAULT_OUT,
               cache: CacheOpt = DEFAULT_CACHE, data_dir: DataDirOpt = None,
               seed: SeedOpt = DEFAULT_ROOT_SEED, strict: StrictOpt = False, baseline: BaselineOpt = None,
-              junit: JunitOpt = None) -> None:
-    """Reproduce the figures, check every claim, and write the report (index.html, <paper>.md, summary.json)."""
+              junit: JunitOpt = None, seeds: SeedsOpt = 1) -> None:
+    """Reproduce the figures, check every claim, and write the report (index.html, <paper>.md, summary.json).
+    With --seeds K the experiments run again under K - 1 further root seeds (their results are cached, not
+    drawn), and each randomized check is decided under every seed."""
     from dpverify.reproductions.check_cache import CheckCache
     from dpverify.reproductions.experiments import (
+        experiment_results,
         experiments_of,
         find_experiment,
         run_experiment,
@@ -317,10 +330,13 @@ def reproduce(paper: PaperArg = None,
             runs.append(run_experiment(experiment, str(profile), runner, seed, out))
         context = CheckContext(profile=str(profile), root_seed=seed, executor=runner, parameters=parameters[entry.id],
                                experiments={run.experiment.id: run.results for run in runs}, datasets=availability())
-        results = _check_claims(entry, None, context, out / HARNESS_LOG, checks=work.checks)
+        others = _seed_contexts(context, seeds, lambda root: {
+            experiment.id: experiment_results(experiment, str(profile), runner, root) for experiment in experiments[entry.id]})
+        results = _check_claims(entry, None, context, out / HARNESS_LOG, others, work.checks)
         work.end(entry.id)
         all_results += results
-        provenance = {**environment_provenance(), "root_seed": seed, "jobs": jobs, "backend": str(backend)}
+        provenance = {**environment_provenance(), "root_seed": seed, "seeds": seeds, "jobs": jobs,
+                      "backend": str(backend)}
         records[entry.id] = paper_record(entry, results, [run.record for run in runs], profile=str(profile),
                                          figures_dir=out / "figures", provenance=provenance,
                                          partial=figure is not None)

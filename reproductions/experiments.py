@@ -68,6 +68,13 @@ def find_experiment(paper_id: str, experiment_id: str) -> Experiment:
     raise UnknownExperimentError(f"unknown figure/experiment {experiment_id!r} for paper {paper_id!r}; known: {known}")
 
 
+def experiment_results(experiment: Experiment, profile: str, runner: Runner, root_seed: int) -> pd.DataFrame:
+    """The results of the experiment's tasks under another root seed (`--seeds`): cached like run_experiment's,
+    neither written nor drawn (the report shows the first seed's)."""
+    config = experiment.config(profile)
+    return pd.concat(runner(experiment.build_tasks(config), root_seed), ignore_index=True)
+
+
 def run_experiment(experiment: Experiment, profile: str, runner: Runner, root_seed: int, out_dir: Path) -> ExperimentRun:
     """Run the tasks (cached), store the results as Parquet with provenance, draw the figure."""
     config = experiment.config(profile)

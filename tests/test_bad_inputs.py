@@ -107,6 +107,7 @@ CASES = [
     case("reproduce-unknown-paper", "reproduce no-such-paper", "unknown paper 'no-such-paper'"),
     case("reproduce-unknown-figure", "reproduce zcdp-nfl --figure figure-9", "unknown figure/experiment 'figure-9'"),
     case("reproduce-figure-without-paper", "reproduce --figure figure-1", "--figure needs a PAPER argument"),
+    case("reproduce-seeds-0", f"{FIGURE_1} --seeds 0", "Invalid value for '--seeds'"),
     case("reproduce-dask-without-scheduler", f"{FIGURE_1} --backend dask", "--backend dask needs --scheduler"),
     case("reproduce-scheduler-without-dask", f"{FIGURE_1} --scheduler tcp://127.0.0.1:1",
          "--scheduler is only used with --backend dask"),

@@ -150,6 +150,16 @@ def relay_walk(network: Network, rng: np.random.Generator, *, horizon: int, plf:
     return np.array(walk)
 
 
+def along_walks(walks: list[np.ndarray], problem: CompositeProblem, data: LocalData, network: Network, x1: np.ndarray,
+                alpha: np.ndarray, *, epsilon: float | None, delta: float, plf: int, decay: float,
+                clip: float) -> list[DpRecalSetting]:
+    """One setting per walk, the same instance otherwise (y_i^1 = x^1, K = the walk's length - 1): the runs a
+    curve or a convergence check sends through a user's implementation, one walk per replica."""
+    y1 = np.tile(x1, (data.num_agents, 1))
+    return [DpRecalSetting(problem, data, network, walk, x1, y1, alpha, epsilon, delta, plf, decay, clip, len(walk) - 1)
+            for walk in walks]
+
+
 class DpRecalImplementation(Protocol):
     def __call__(self, setting: DpRecalSetting, rng: Any) -> Any: ...
 

@@ -132,8 +132,8 @@ def relay_through_contract(implementation, problem: CompositeProblem, data: Loca
     walk_rng, noise_rng = rng.spawn(2)
     walks = [contract.relay_walk(network, walk_rng, horizon=RUN_CAP_FACTOR * data.num_agents * plf, plf=plf)
              for _ in range(replicas)]
-    settings = [contract.DpRecalSetting(problem, data, network, walk, x1, np.tile(x1, (data.num_agents, 1)), alpha,
-                                        epsilon, delta, plf, decay, clip, len(walk) - 1) for walk in walks]
+    settings = contract.along_walks(walks, problem, data, network, x1, alpha, epsilon=epsilon, delta=delta, plf=plf,
+                                    decay=decay, clip=clip)
     runs = independent_transcripts(implementation, settings, noise_rng.spawn(replicas), contract.shapes)
     iterations = np.array([setting.horizon for setting in settings])
     last = int(iterations.max()) + 1

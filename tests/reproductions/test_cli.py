@@ -88,6 +88,34 @@ def test_check_under_several_seeds_records_how_many_agree(tmp_path):
     jsonschema.validate(summary, json.loads(SCHEMA_FILE.read_text()))
 
 
+def test_seed_contexts_carry_each_seeds_own_experiments():
+    from dpverify.theory.execution import CheckContext
+
+    first = CheckContext(root_seed=10, experiments={"e": "seed 10"})
+    others = cli._seed_contexts(first, 3, lambda root: {"e": f"seed {root}"})
+    assert [(o.root_seed, o.experiments["e"]) for o in others] == [(11, "seed 11"), (12, "seed 12")]
+    assert all(o.memo is not first.memo for o in others)
+    assert [o.experiments for o in cli._seed_contexts(first, 2)] == [first.experiments]   # check: none run
+    assert cli._seed_contexts(first, 1) == []
+
+
+def test_reproduce_under_several_seeds_reruns_the_experiments(tmp_path):
+    """--seeds 2 on one figure: the claims reading it are decided under both root seeds' runs, and only the first
+    seed's results are written (the second's are cached)."""
+    import json
+
+    out, cache = tmp_path / "out", tmp_path / "cache"
+    result = run_cli("reproduce", "dpdo-nc", "--figure", "figure-1", "--seeds", "2", "--out", str(out),
+                     "--cache", str(cache))
+    assert result.returncode == 0, result.stderr
+    record = json.loads((out / "summary.json").read_text())["papers"]["dpdo-nc"]
+    claims = {claim["id"]: claim for claim in record["claims"]}
+    assert claims["dpdo-nc/sublinear-regret"]["seeds"]["count"] == 2 and record["provenance"]["seeds"] == 2
+    (check,) = claims["dpdo-nc/sublinear-regret"]["checks"]
+    assert check["values"]["seeds"]["root_seeds"] == [cli.DEFAULT_ROOT_SEED, cli.DEFAULT_ROOT_SEED + 1]
+    assert len(list((out / "results").glob("*.parquet"))) == 1
+
+
 def test_a_crashing_check_is_a_harness_error_on_its_claim_and_the_others_go_on(tmp_path):
     import typer
 
@@ -102,7 +130,7 @@ def test_a_crashing_check_is_a_harness_error_on_its_claim_and_the_others_go_on(t
                                                                                       rule=rules.exact()),)),
                                          Claim("toy/b", "lemma", "L2", "b", "b", (fine,))))
     log = tmp_path / cli.HARNESS_LOG
-    results = cli._check_claims(paper, None, CheckContext(), log, seeds=2)
+    results = cli._check_claims(paper, None, CheckContext(), log, cli._seed_contexts(CheckContext(), 2))
     assert [r.verdict for r in results] == [Verdict.NOT_RUN, Verdict.CONFIRMED]
     assert results[0].results[0].evidence.summary.startswith("harness error (a bug of dpverify, not a finding): check "
                                                              "'broken' crashed: a bug of ours; traceback in ")

@@ -20,7 +20,6 @@ from dpverify.algorithms.dp_recal.algorithm import (
     run_recal,
     uniform_transition_matrix,
 )
-from dpverify.algorithms.core.errors import NotInContract
 from dpverify.algorithms.dp_recal import contract
 from dpverify.theory.claims import Measurement, NothingToMeasure, holds
 from dpverify.theory.conformance import independent_iterates
@@ -379,15 +378,11 @@ def _recal_through_contract(implementation, instance: Instance, params: RecalPar
                             rng: np.random.Generator, x1: np.ndarray) -> np.ndarray:
     """x^1..x^{K+1} (K+1, R, q) of `replicas` runs of a user's implementation of RECAL (sigma = 0) through the
     contract, each along its own walk from the relay's law, drawn from `rng`. The contract's clipping bound is
-    UNCLIPPED (these runs clip nothing); runs with noise (a fixed sigma_1, not a budget) are not in it."""
-    if params.noise.sigma1 > 0:
-        raise NotInContract("the contract calibrates DP-RECAL's noise from a budget (eps, delta, PLF); this run has "
-                            f"a fixed sigma_1 = {params.noise.sigma1:g}")
-    n = instance.data.num_agents
-    settings = [contract.DpRecalSetting(instance.problem, instance.data, instance.network,
-                                        contract.relay_walk(instance.network, rng, horizon=horizon), x1,
-                                        np.tile(x1, (n, 1)), params.alpha, None, UNUSED_DELTA, 1, UNUSED_DECAY,
-                                        UNCLIPPED, horizon) for _ in range(replicas)]
+    UNCLIPPED (these runs clip nothing). Runs with a fixed sigma_1 are not in the contract (it calibrates the
+    noise from a budget): the caller sends RECAL runs only."""
+    walks = [contract.relay_walk(instance.network, rng, horizon=horizon) for _ in range(replicas)]
+    settings = contract.along_walks(walks, instance.problem, instance.data, instance.network, x1, params.alpha,
+                                    epsilon=None, delta=UNUSED_DELTA, plf=1, decay=UNUSED_DECAY, clip=UNCLIPPED)
     return independent_iterates(implementation, settings, rng.spawn(replicas), contract.shapes)[:, :, 1]
 
 
