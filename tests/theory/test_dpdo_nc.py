@@ -1,6 +1,7 @@
 """DPDO-NC claims: the symbolic findings and the privacy checks give the verdicts their numbers imply."""
 
 import numpy as np
+import scipy.stats
 import pytest
 
 from dpverify.reproductions.experiments import experiments_of
@@ -72,3 +73,30 @@ def test_round_audit_refutes_with_exact_sup_loss(context):
         audits.AUDIT_ROUNDS = original
     found = result.evidence.values["audits"]["eps=1, t=2"]
     assert result.verdict == Verdict.REFUTED and 1.0 < found["eps_lb"] <= found["exact_loss_sup"] + 1e-9
+
+
+def test_transcript_loss_is_the_laplace_log_likelihood_ratio():
+    """Against scipy's Laplace log-density: per round, sum over nodes and coordinates."""
+    rng = np.random.default_rng(3)
+    first, second, q = rng.normal(size=(3, 4, 2, 6, 2))
+    sigmas = np.array([0.5, 1.0, 2.0, 0.7])
+    expected = (scipy.stats.laplace.logpdf(q, first, sigmas[:, None, None, None])
+                - scipy.stats.laplace.logpdf(q, second, sigmas[:, None, None, None])).sum((-1, -2))
+    assert np.allclose(audits.transcript_loss(first, second, q, sigmas), expected, rtol=0, atol=1e-12)
+
+
+@pytest.mark.parametrize(("horizon", "verdict"), [(5, Verdict.CONFIRMED), (6, Verdict.REFUTED)])
+def test_horizon_privacy_is_exact_and_flips_at_t_6(context, horizon, verdict):
+    """Exact eps over T rounds = eps * sum_{t=2}^T sqrt(t/(t-1)) (alpha_(t-1)/alpha_t; round 1 releases the public
+    x_1), attained by the witness: 4.912 eps < 5 eps at T = 5 (confirmed), 6.007 eps > 6 eps at T = 6 (refuted).
+    About 1 s."""
+    values = {**context.parameters["figure-1"], "horizon": horizon}
+    result = execute(audits.exact_horizon_loss, CheckContext(parameters={"figure-1": values}))
+    assert result.verdict == verdict
+    exact = np.sum(np.sqrt(np.arange(2, horizon + 1) / np.arange(1, horizon)))
+    for reading in result.evidence.values["readings"].values():
+        for label, row in reading["per_epsilon"].items():
+            epsilon = float(label.split("=")[1])
+            assert row["proved_bound"] == pytest.approx(epsilon * exact, rel=1e-12)
+            assert row["witness_loss"] == pytest.approx(row["proved_bound"], rel=1e-12)   # unclipped: attained
+            assert row["eps_hat"] == pytest.approx(epsilon * horizon, rel=1e-12)
