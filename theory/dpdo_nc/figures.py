@@ -87,7 +87,8 @@ def sqrt_rate(context: CheckContext) -> Measurement:
                 + ", ".join(f"{horizons[k]}: {ratio[k]:.4g}" for k in marks))
         if low < SQRT_RATE_LIMIT <= high and fit["slope"] != SQRT_RATE_LIMIT:
             needed = fit["runs"] * ((high - low) / 2 / abs(SQRT_RATE_LIMIT - fit["slope"])) ** 2
-            text += f" (undecided: about {needed:.0f} runs at this horizon would clear {SQRT_RATE_LIMIT:g})"
+            text += (f" (undecided: if the slope stays at its estimate, about {needed:.0f} runs at this horizon would "
+                     f"separate it from {SQRT_RATE_LIMIT:g}; a longer horizon leaves the early transient behind)")
         parts.append(text)
     return _exponents(f"plateau test over the last decade, exponent vs {SQRT_RATE_LIMIT:g} at T = {t_max} "
                       f"({next(iter(fits.values()))['runs']} runs): " + "; ".join(parts), fits)
