@@ -48,8 +48,9 @@ def instance_of(values: dict[str, Any]) -> Localization:
                                  sensor_layout=values["sensor_layout"], measurement_noise=values["measurement_noise"])
 
 
-def params_of(values: dict[str, Any], epsilon: float | None, mirror: str) -> DpdoNcParams:
-    return DpdoNcParams(epsilon, values["theta"], mirror_of(mirror, values["q_matrix"] if mirror == "mahalanobis" else None), values["radius"],
+def params_of(values: dict[str, Any], epsilon: float | None, mirror: str, theta: float | None = None) -> DpdoNcParams:
+    """Algorithm 1's parameters for one curve; `theta` overrides the TOML's (a reading of spec P1)."""
+    return DpdoNcParams(epsilon, values["theta"] if theta is None else theta, mirror_of(mirror, values["q_matrix"] if mirror == "mahalanobis" else None), values["radius"],
                         values["self_copy"], values["noise_draw"])
 
 
