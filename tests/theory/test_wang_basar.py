@@ -53,3 +53,51 @@ def test_every_claim_is_wired():
     paper = get_paper("wang-basar")
     assert len({c.id for c in paper.claims}) == len(paper.claims)
     assert all(c.checks or c.not_run_reason for c in paper.claims)
+
+
+def _ramp_minimum(problem: Estimation) -> np.ndarray:
+    """Closed form of the zero of the extended oracle in the ramp left of B: theta2 zeroes dF/dtheta2 on the
+    edge theta1 = -8 (brentq on the printed gradient), and the ramp c t/delta_r cancels dF/dtheta1 there."""
+    inside = Estimation.as_printed(extension="none")
+    theta2 = optimize.brentq(lambda t: inside.gradient(np.array([-8.0, t]))[1], 0.5, 2.5, xtol=1e-14)
+    slope = inside.gradient(np.array([-8.0, theta2]))[0]
+    return np.array([-8.0 - problem.ext_delta_r * slope / problem.ext_c, theta2])
+
+
+def test_minimum_search_finds_a_planted_ramp_minimum():
+    # ~2 s. ext_c = 5 plants a minimum 0.015 outside the edge theta1 = -8 (F decreases outward with slope 1.51 < c),
+    # inside a strip narrower than the grid's spacing; the search must find it, certify it and converge everywhere
+    from dpverify.theory.wang_basar.instances import minimum_search
+    problem = Estimation.as_printed(ext_c=5.0)
+    search = minimum_search(problem, privacy.gradient_lipschitz(problem))
+    planted = _ramp_minimum(problem)
+    assert planted[0] == pytest.approx(-8.01508, abs=1e-5)
+    assert len(search.minima) == 2 and search.converged == search.starts
+    found = min(search.minima, key=lambda p: np.linalg.norm(p.location - planted))
+    assert np.linalg.norm(found.location - planted) < 1e-8 and found.gradient_norm < 1e-10
+    assert found.kind == "minimum" and found.eigenvalues.max() == pytest.approx(problem.ext_c / problem.ext_delta_r, rel=1e-4)
+    # a coercivity failure is reported, not hidden: with c = 1 < slope, descents left of B do not converge
+    weak = minimum_search(Estimation.as_printed(ext_c=1.0), privacy.gradient_lipschitz(problem))
+    assert 0 < weak.converged < weak.starts and len(weak.minima) == 1
+
+
+def test_landscape_summary_lists_exactly_the_search_minima(monkeypatch):
+    # ~6 s (one variant: the search and the hybr zeros). The evidence must be the search's own numbers.
+    from dpverify.reproductions.experiments import parameters_of
+    from dpverify.theory.wang_basar import numerics
+    monkeypatch.setattr(numerics, "LANDSCAPE_VARIANTS", (("ext_c = 5", {"ext_c": 5.0}),))
+    context = CheckContext(parameters=parameters_of("wang-basar", "quick"))
+    measurement = numerics.check_modified_landscape(context)
+    search = context.memo["minimum-search/radial_linear/5.0/0.05"]
+    listed = [p.location.round(4).tolist() for p in search.minima]
+    assert measurement.values["minima"] == {"ext_c = 5": listed}
+    assert listed[0] == np.round(_ramp_minimum(Estimation.as_printed(ext_c=5.0)), 4).tolist()
+    assert f"ext_c = 5: 2 minima {listed[0]}" in measurement.summary and str(listed[1]) in measurement.summary
+    assert measurement.values["holds"] is False and f"{search.converged}/{search.starts} descents converged" in measurement.summary
+
+
+def test_aggregate_oracle_equals_the_mean_of_the_agents_oracles():
+    from dpverify.theory.wang_basar.instances import _aggregate
+    problem = Estimation.as_printed(ext_c=5.0)
+    points = np.random.default_rng(0).uniform([-12, -7], [8, 7], size=(500, 2))
+    assert np.allclose(_aggregate(problem).gradient(points), problem.gradient(points), rtol=0, atol=1e-12)

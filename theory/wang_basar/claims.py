@@ -122,7 +122,7 @@ CLAIMS = (
     claim("estimation-unique-minimum", "statement", "L574", "After the modification: one minimum, no other local minimum",
           "Outside [-8,4]x[-3,3] f_i increases linearly with ||theta|| (smooth connection); the problem then has one "
           "minimum (no other local minimum) and one saddle.",
-          Check("constrained minimum on the edge; zeros of the extended oracle (3 extensions)", N, numerics.check_modified_landscape, rule=EXACT)),
+          Check("constrained minimum on the edge; certified multi-start descent and zeros of the extended oracle (3 extensions)", N, numerics.check_modified_landscape, rule=EXACT)),
     # ---- Sec. 6.1: figures and table ----------------------------------------------------------------
     claim("figure-3", "experiment", "L579, L587", "Consensus under DP noise from random starts",
           "The algorithm ensures all agents converge to the same state under DP noise (Fig. 3).",
