@@ -101,3 +101,39 @@ def test_aggregate_oracle_equals_the_mean_of_the_agents_oracles():
     problem = Estimation.as_printed(ext_c=5.0)
     points = np.random.default_rng(0).uniform([-12, -7], [8, 7], size=(500, 2))
     assert np.allclose(_aggregate(problem).gradient(points), problem.gradient(points), rtol=0, atol=1e-12)
+
+
+def _figure_5_frame(shift: float, spread: float = 0.002, converged: bool = True, runs: int = 60):
+    """A Fig. 5 results table: noise-free errors e, DP errors e + shift + N(0, spread^2), at k = 100, 300, 1000 (= K)."""
+    import pandas as pd
+    rng = np.random.default_rng(7)
+    rows = []
+    for k in (100, 300, 1000):
+        base = rng.uniform(0.05, 0.3, runs) if converged else np.ones(runs)
+        for sigma, error in ((0.0, base), (0.5, base + shift + spread * rng.standard_normal(runs))):
+            rows.append(pd.DataFrame({"row": "final" if k == 1000 else "curve", "sigma": sigma, "iteration": k, "replica": np.arange(runs),
+                                      "error_a1": np.sqrt(2.0), "error_nearest_column": error, "trapped": error > 0.5}))
+    return pd.concat(rows, ignore_index=True)
+
+
+@pytest.mark.parametrize("shift, converged, verdict, reading_verdicts", [
+    (0.0, True, Verdict.CONFIRMED, None),                     # the same curves: comparable under every reading and margin
+    (0.3, True, Verdict.REFUTED, None),                       # DP worse by 0.3 > every margin
+    (-0.3, True, Verdict.INCONCLUSIVE, {"non-inferior, margin 0.05": "confirmed", "equivalent, margin 0.05": "refuted"}),
+    (0.0, False, Verdict.INCONCLUSIVE, {"non-inferior, margin 0.05": "inconclusive"}),   # no run converges: cannot confirm
+])
+def test_figure_5_comparable_known_answers(shift, converged, verdict, reading_verdicts):
+    # < 0.1 s; deterministic tables, so no false-alarm rate is involved
+    from scipy import stats
+    check = get_paper("wang-basar").claim("figure-5-comparable").checks[0]
+    frame = _figure_5_frame(shift, converged=converged)
+    result = check.execute(CheckContext(experiments={"figure-5": frame}))
+    assert result.verdict == verdict
+    readings = result.evidence.values["readings"]
+    for name, expected in (reading_verdicts or {}).items():
+        assert readings[name]["verdict"] == expected
+    # the interval is the Student interval of the paired mean at the Bonferroni level 1 - 2 * 0.05 / 3
+    d = frame[(frame.sigma == 0.5) & (frame.iteration == 300)].error_nearest_column.to_numpy() - \
+        frame[(frame.sigma == 0.0) & (frame.iteration == 300)].error_nearest_column.to_numpy()
+    low, high = stats.t.interval(1 - 0.1 / 3, d.size - 1, loc=d.mean(), scale=stats.sem(d))
+    assert readings["non-inferior, margin 0.05"]["intervals"]["sigma_var 0.5, k = 300"] == pytest.approx((low / 0.05, high / 0.05))

@@ -7,13 +7,17 @@ seeds/003_c4bbc6c9028647d0.txt.
 from __future__ import annotations
 
 from dpverify.theory.claims import Check, Claim, Method, Paper
-from dpverify.theory.rules import audit_lower_bounds, exact, interval_above, paired_dominance, reported
+from dpverify.theory.rules import audit_lower_bounds, exact, interval_above, interval_below, paired_dominance, reported
+from dpverify.theory.stats import SIGNIFICANCE
 from dpverify.theory.wang_basar import figures, numerics, privacy, symbolic
 
 S, N, ST, A = Method.SYMBOLIC, Method.NUMERICAL, Method.STATISTICAL, Method.AUDIT
 EXACT = exact()
 ESCAPES = interval_above(1 - numerics.ESCAPE_MU)   # every CP interval of a fraction of runs above 1 - mu (Theorem 3)
 AUDIT = audit_lower_bounds()
+# the Fig. 5 differences in units of the margin, as simultaneous (1 - 2 level) intervals: below 1 is non-inferior (TOST
+# with the mirrored intervals); the margin varies over its plausible range, so it cannot be the rule's parameter
+COMPARABLE = interval_below(1.0, level=2 * SIGNIFICANCE)
 REPORTED = reported()                            # a variant the paper does not claim: measured, never decided
 CITED = "a result cited from another paper"
 
@@ -144,8 +148,8 @@ CLAIMS = (
           "The saddles include all u* = d^-1/2(+-1,...,+-1), all strict.", Check("Riemannian Hessian (sympy d=3, numeric d=4, 10)", S, symbolic.check_ica_saddles, rule=EXACT)),
     claim("figure-5-comparable", "experiment", "L597, L600", "ICA: DP comparable or slightly better than noise-free",
           "With DP noise the accuracy and speed are comparable or even slightly better than noise-free (Fig. 5).",
-          Check("paired comparison of final errors", ST, figures.check_figure_5_comparable, rule=paired_dominance(),
-                needs=("figure-5",))),
+          Check("non-inferiority / equivalence of the paired error curves (speed and final accuracy)", ST,
+                figures.check_figure_5_comparable, rule=COMPARABLE, needs=("figure-5",))),
     claim("figure-5-trapped", "experiment", "L597", "ICA: noise-free trapped at saddles in some of 100 runs",
           "The noise-free case was trapped at saddle points in some of the 100 runs (not always).",
           Check("runs ending near a saddle, by case", ST, figures.check_figure_5_trapped, rule=EXACT, needs=("figure-5",))),
