@@ -137,3 +137,35 @@ def test_figure_5_comparable_known_answers(shift, converged, verdict, reading_ve
         frame[(frame.sigma == 0.0) & (frame.iteration == 300)].error_nearest_column.to_numpy()
     low, high = stats.t.interval(1 - 0.1 / 3, d.size - 1, loc=d.mean(), scale=stats.sem(d))
     assert readings["non-inferior, margin 0.05"]["intervals"]["sigma_var 0.5, k = 300"] == pytest.approx((low / 0.05, high / 0.05))
+
+
+def test_coupled_noise_differs_only_in_the_sign_of_its_e1_component():
+    from dpverify.theory.wang_basar.coupling import CoupledNormals
+    e1 = np.array([3.0, 4.0]) / 5
+    normals = CoupledNormals(np.random.default_rng(1), e1)
+    draw = normals.standard_normal((8, 5, 2))
+    first, second = draw[:4], draw[4:]
+    assert np.allclose(second @ e1, -(first @ e1), atol=1e-15)
+    orthogonal = np.array([-4.0, 3.0]) / 5
+    assert np.allclose(second @ orthogonal, first @ orthogonal, atol=1e-15)
+
+
+def test_identical_quadratic_agents_are_always_dominated():
+    # < 1 s. f_i = theta^T H theta / 2 for every i: q(k, x) = H xbar - mean_i H x_i = 0 exactly, so the noise dominates
+    # the coupling difference at every k >= 2 on every pair, and xbar' - xbar'' stays on e_1 (the -1 eigenvector).
+    from dpverify.algorithms.wang_basar.algorithm import StepSchedule, WangBasarParams, graph_weights
+    from dpverify.theory.wang_basar.coupling import coupled_runs, hypothesis
+    hessian = np.diag([-1.0, 2.0])
+    params = WangBasarParams(graph_weights("ring"), StepSchedule(0.05, 10**9, 1.0, 1.0), 2, 5.0)
+    coupling = coupled_runs(lambda x: x @ hessian, lambda x: x @ hessian, np.zeros(2), params, 50, 200, np.random.default_rng(3))
+    near = coupling.near[1:]
+    assert near.any() and coupling.dominated[1:][near].all() and not coupling.dominated[0].any()
+    found = hypothesis(coupling)
+    assert found["each iteration"]["pooled"] == 1.0 and found["whole path"]["pairs"] == found["whole path"]["of"] > 0
+    assert np.isfinite(coupling.escape).all()   # unstable direction with noise: every pair escapes radius 0.5 in 200 steps
+    # heterogeneous agents (zero-sum curvature shifts of 10): q no longer vanishes and the whole-path hypothesis fails
+    shifts = 10 * np.array([2, -1, -1, 1, -1.0])[:, None]
+    mixed = coupled_runs(lambda x: x @ hessian + shifts * x, lambda x: x @ hessian, np.zeros(2), params, 50, 200,
+                         np.random.default_rng(3))
+    found = hypothesis(mixed)
+    assert found["each iteration"]["pooled"] < 0.8 and not found["whole path"]["witnessed"]
