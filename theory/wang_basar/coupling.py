@@ -17,7 +17,7 @@ from dpverify.algorithms.wang_basar.algorithm import Gradient, StepSchedule, Wan
 from dpverify.theory.claims import Measurement
 from dpverify.theory.execution import CheckContext, task_seed_sequence
 from dpverify.theory.stats import SIGNIFICANCE, clopper_pearson
-from dpverify.theory.wang_basar.instances import ESCAPE_RADIUS, estimation, refined_saddle
+from dpverify.theory.wang_basar.instances import ESCAPE_RADIUS, estimation, fd_hessian, refined_saddle
 from dpverify.theory.wang_basar.privacy import gradient_lipschitz
 
 PAIRS = {"quick": 400, "paper": 4000}   # coupled pairs; 400: a 400/400 escape has a CP 95% lower bound 0.9908 > 1 - mu
@@ -55,7 +55,7 @@ def coupled_runs(local_gradients: Gradient, aggregate_gradient, saddle: np.ndarr
     """Pairs of Algorithm 2 runs from the saddle (all agents at it), batched as 2R replicas. At each k:
     q(k, x) = grad F(xbar) - sum_i g_i/m (L427), xi = sum_i n_i^k/m, and domination when
     |<q' - q'', u>| < DOMINATION |<xi' - xi'', u>|, u the direction of xbar'^k - xbar''^k (L421)."""
-    e1 = np.linalg.eigh(_hessian(aggregate_gradient, saddle))[1][:, 0]
+    e1 = np.linalg.eigh(fd_hessian(aggregate_gradient, saddle))[1][:, 0]
     normals = CoupledNormals(rng, e1)
     states = np.broadcast_to(saddle, (2 * pairs, params.num_agents, saddle.size)).copy()
     dominated = np.zeros((iterations - 1, pairs), dtype=bool)
@@ -77,11 +77,6 @@ def coupled_runs(local_gradients: Gradient, aggregate_gradient, saddle: np.ndarr
         escape = np.where(np.isinf(escape) & (distance > ESCAPE_RADIUS), k, escape)
         states = following
     return Coupling(dominated, near, escape)
-
-
-def _hessian(gradient, point: np.ndarray, h: float = 1e-6) -> np.ndarray:
-    columns = [(gradient(point + h * e) - gradient(point - h * e)) / (2 * h) for e in np.eye(point.size)]
-    return (np.array(columns).T + np.array(columns)) / 2
 
 
 def hypothesis(coupling: Coupling) -> dict[str, dict]:

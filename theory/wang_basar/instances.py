@@ -67,9 +67,9 @@ def _classify(eigenvalues: np.ndarray) -> str:
     return "saddle"
 
 
-def _fd_hessian(problem: Estimation, point: np.ndarray) -> np.ndarray:
-    columns = [(problem.gradient(point + FD_STEP * e) - problem.gradient(point - FD_STEP * e)) / (2 * FD_STEP)
-               for e in np.eye(point.size)]
+def fd_hessian(gradient: Callable[[np.ndarray], np.ndarray], point: np.ndarray) -> np.ndarray:
+    """The symmetrized central-difference Jacobian of a gradient oracle at a point."""
+    columns = [(gradient(point + FD_STEP * e) - gradient(point - FD_STEP * e)) / (2 * FD_STEP) for e in np.eye(point.size)]
     hessian = np.array(columns).T
     return (hessian + hessian.T) / 2
 
@@ -99,7 +99,7 @@ def _describe(problem: Estimation, point: np.ndarray) -> StationaryPoint:
     """The certificate of a zero: ||grad F~|| there and the Hessian's eigenvalues (analytic inside B,
     finite differences of the oracle elsewhere), which classify it."""
     inside = bool(np.all(point > np.array(problem.low) + FD_STEP) and np.all(point < np.array(problem.high) - FD_STEP))
-    hessian = problem.hessian(point) if inside else _fd_hessian(problem, point)
+    hessian = problem.hessian(point) if inside else fd_hessian(problem.gradient, point)
     eigenvalues = np.linalg.eigvalsh(hessian)
     return StationaryPoint(point, _classify(eigenvalues), eigenvalues, float(problem.objective(point)) if inside else None,
                            float(np.linalg.norm(problem.gradient(point))))
