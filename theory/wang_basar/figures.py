@@ -5,6 +5,7 @@ experiment it needs (claims.py), so it is not-run without it. Each check measure
 from __future__ import annotations
 
 import numpy as np
+import pandas as pd
 from scipy import stats
 
 from dpverify.algorithms.wang_basar.algorithm import (
@@ -16,7 +17,7 @@ from dpverify.algorithms.wang_basar.algorithm import (
 from dpverify.algorithms.wang_basar.problems import Estimation
 from dpverify.theory.claims import Measurement, holds
 from dpverify.theory.execution import CheckContext
-from dpverify.theory.stats import SIGNIFICANCE, clopper_pearson, mean_interval, paired_comparison
+from dpverify.theory.stats import SIGNIFICANCE, clopper_pearson, mean_interval
 
 CONFIDENCE = 1 - SIGNIFICANCE     # default: the shared level; Clopper-Pearson intervals are two-sided at 95%
 CONSENSUS_TOLERANCE = 1e-2        # default: max ||x_i^K - xbar^K|| below this counts as consensus (as in numerics; plausible 1e-3 to 1e-1)
@@ -75,22 +76,71 @@ def check_table_1_values(context: CheckContext):
                  + " (the metric, the initial distribution and the graph are unspecified: see the reproduction's variants)")
 
 
+COMPARABLE_MARGIN = 0.05        # default: |mean paired difference| of the error that still counts as "comparable": one
+                                # run in 20 ending trapped (error ~1) in one case and not the other; plausible 0.02-0.1
+COMPARABLE_MARGINS = (0.02, COMPARABLE_MARGIN, 0.1)   # the plausible range's ends and the default: the verdict under each
+SPEED_ITERATIONS = (100, 300)   # default: "speed" = the curves compared before K: the end of the constant phase (L597), and k = 300
+FIGURE_5_METRIC = "error_nearest_column"   # max_i min_{j,s} ||u_i - s a_j||: ICA recovers "one of multiple columns" (L593)
+READINGS = {"non-inferior": "DP - noise-free < margin (comparable, or better by any amount)",
+            "equivalent": "|DP - noise-free| < margin ('slightly' better bounded by the same margin; TOST)"}
+
+
+def _paired_differences(final: pd.DataFrame, metric: str) -> dict[tuple[float, int], np.ndarray]:
+    """(sigma_var, iteration) -> DP minus noise-free of `metric`, paired by replica (common A, Z, init)."""
+    base = final[final.sigma == 0]
+    return {(float(s), int(k)): (group.sort_values("replica")[metric].to_numpy()
+                                 - base[base.iteration == k].sort_values("replica")[metric].to_numpy())
+            for (s, k), group in final[final.sigma > 0].groupby(["sigma", "iteration"])}
+
+
 def check_figure_5_comparable(context: CheckContext):
-    """L600: DP comparable or slightly better than noise-free. Paired Wilcoxon per sigma_var, one-sided both
-    ways (p_opposite: noise-free better; p_claimed: DP better); rule paired_dominance (Holm)."""
-    final = context.experiments["figure-5"]
-    final = final[final.row == "final"]
-    base = final[final.sigma == 0].sort_values("replica").error_a1.to_numpy()
-    results, better, medians = {}, {}, {}
-    for sigma, group in final[final.sigma > 0].groupby("sigma"):
-        noisy = group.sort_values("replica").error_a1.to_numpy()
-        results[sigma] = paired_comparison(base, noisy, alternative="less")   # noise-free better?
-        better[sigma] = paired_comparison(base, noisy, alternative="greater").p_value   # DP better?
-        medians[sigma] = (float(np.median(noisy)), float(np.median(base)))
-    text = "; ".join(f"sigma_var {s}: median {m[0]:.3g} vs noise-free {m[1]:.3g}, p(noise-free better) {r.p_value:.2g}"
-                     for (s, r), m in zip(results.items(), medians.values()))
-    return Measurement(f"paired Wilcoxon (common A, Z, init) on the final max-agent error of a_1, Holm alpha {SIGNIFICANCE}: {text}",
-                       {"p_claimed": list(better.values()), "p_opposite": [r.p_value for r in results.values()]})
+    """L597/L600: with DP noise, 'comparable or even slightly better convergence accuracy and speed' than
+    noise-free. Per sigma_var and per iteration (SPEED_ITERATIONS for speed, K for accuracy): the
+    Student interval of the mean paired difference DP - noise-free of the Fig. 5 metric, simultaneous over
+    the n comparisons (Bonferroni: each two-sided 1 - 2 alpha/n, so each one-sided bound is at alpha/n).
+    Under each reading of 'comparable or slightly better' (READINGS) and each margin in COMPARABLE_MARGINS,
+    the intervals in units of the margin go to the rule interval_below(1) (equivalence as two one-sided
+    intervals: DP - noise-free and noise-free - DP). A metric on which no run converges cannot confirm."""
+    results = context.experiments["figure-5"]
+    horizon = int(results.iteration.max())
+    wanted = results[results.iteration.isin([*SPEED_ITERATIONS, horizon])]
+    differences = _paired_differences(wanted, FIGURE_5_METRIC)
+    level = 2 * SIGNIFICANCE / len(differences)
+    intervals = {key: mean_interval(d, level) for key, d in differences.items()}
+    final = results[results.iteration == horizon]
+    converged = {("noise-free" if s == 0 else f"sigma_var {s:g}"): int((~g.trapped).sum()) for s, g in final.groupby("sigma")}
+    blind = [case for case, n in converged.items() if n == 0]
+    cannot = (f"no run of {', '.join(blind)} ends within the trap radius of any +-a_j at K = {horizon}: the metric "
+              "cannot tell converged from stalled runs") if blind else ""
+    readings = {}
+    for reading in READINGS:
+        for margin in COMPARABLE_MARGINS:
+            scaled = {f"sigma_var {s:g}, k = {k}": (low / margin, high / margin) for (s, k), (low, high) in intervals.items()}
+            if reading == "equivalent":
+                scaled |= {f"{key} (noise-free - DP)": (-high, -low) for key, (low, high) in scaled.items()}
+            worst = max(high for _, high in scaled.values())
+            readings[f"{reading}, margin {margin:g}"] = Measurement(
+                f"largest upper bound / margin {worst:.2f}", {"intervals": scaled}, cannot_confirm=cannot)
+    base = final[final.sigma == 0].sort_values("replica")
+    other_column = int(np.sum(base.error_a1.to_numpy() > base[FIGURE_5_METRIC].to_numpy() + 1e-9))
+    a1_other = base.error_a1[base.error_a1 > base[FIGURE_5_METRIC] + 1e-9]
+    lines = "; ".join(f"sigma_var {s:g}, k = {k}: {np.mean(differences[s, k]):+.4f} [{low:+.4f}, {high:+.4f}]"
+                      for (s, k), (low, high) in intervals.items())
+    summary = (f"mean paired difference DP - noise-free of the max-agent nearest-column error ({len(base)} runs, common A, Z, "
+               f"init), simultaneous {1 - 2 * SIGNIFICANCE:.0%} Student intervals (Bonferroni over {len(differences)}: "
+               f"each {1 - level:.2%}), speed at k = {list(SPEED_ITERATIONS)}, accuracy at K = {horizon}: {lines}; "
+               f"margins {list(COMPARABLE_MARGINS)} (default {COMPARABLE_MARGIN}, not in the paper); runs ending within the "
+               f"trap radius of a column at K: " + ", ".join(f"{c} {n}/{len(base)}" for c, n in converged.items())
+               + f". The literal error of a_1 (L597) is not used: in {other_column}/{len(base)} noise-free runs the nearest "
+               f"column is another +-a_j, where it is {np.median(a1_other) if len(a1_other) else float('nan'):.3f} (median; "
+               f"sqrt 2 = {np.sqrt(2):.3f}) whether or not the run converged: it measures which column a run reaches")
+    why = ("the paper gives no margin for 'comparable' (L597); a mean difference of 0.05 is one run in 20 ending "
+           "trapped (error ~1) in one case and not in the other; plausible 0.02-0.1")
+    return Measurement(summary, {"differences": {f"{s:g}, k = {k}": [float(np.mean(d)), *intervals[s, k]] for (s, k), d in differences.items()},
+                                 "converged_at_K": converged, "a1_other_column_runs": other_column},
+                       parameters={"comparable_margin": {"value": list(COMPARABLE_MARGINS), "source": "default", "note": why}},
+                       readings=readings, depends_on="the reading of 'comparable or even slightly better' "
+                       f"({' / '.join(READINGS)}) and the margin {list(COMPARABLE_MARGINS)}")
 
 
 def check_figure_5_trapped(context: CheckContext):

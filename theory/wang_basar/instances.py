@@ -7,7 +7,7 @@ re-runs the figures' claims on it, theory/implementations.py)."""
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
@@ -33,6 +33,12 @@ DUPLICATE_RADIUS = 1e-4       # roots closer than this are one stationary point
 FD_STEP = 1e-5                # finite-difference step of the Hessian of the (piecewise) extended oracle
 ESCAPE_RADIUS = 0.5           # spec P27: T = min{k : ||xbar^k - theta_s|| > 0.5}
 DESTINATION_RADIUS = 0.05     # a run "ends at" a stationary point when ||xbar^K - point|| < this
+SEARCH_LOW, SEARCH_HIGH = (-12.0, -7.0), (8.0, 7.0)   # B = [-8,4]x[-3,3] and 4 beyond each side (spec Sec. 7.5)
+SEARCH_GRID = (41, 29)        # descent starts on [SEARCH_LOW, SEARCH_HIGH]: spacing 0.5
+DESCENT_ITERATIONS = 1500     # heavy-ball iterations; convergence is certified per start (DESCENT_TOLERANCE), never assumed
+DESCENT_MOMENTUM = 0.9        # Polyak momentum: rate ~ sqrt(0.9) per step in the slowest direction (eigenvalue ~1.16 at theta*)
+DESCENT_TOLERANCE = 1e-6      # a descent end point with ||grad F~|| below this has converged
+CLUSTER_RADIUS = 1e-3         # converged end points this close to a refined zero belong to it
 
 
 def estimation(values: dict[str, Any]) -> Estimation:
@@ -61,33 +67,107 @@ def _classify(eigenvalues: np.ndarray) -> str:
     return "saddle"
 
 
-def _fd_hessian(problem: Estimation, point: np.ndarray) -> np.ndarray:
-    columns = [(problem.gradient(point + FD_STEP * e) - problem.gradient(point - FD_STEP * e)) / (2 * FD_STEP)
-               for e in np.eye(point.size)]
+def fd_hessian(gradient: Callable[[np.ndarray], np.ndarray], point: np.ndarray) -> np.ndarray:
+    """The symmetrized central-difference Jacobian of a gradient oracle at a point."""
+    columns = [(gradient(point + FD_STEP * e) - gradient(point - FD_STEP * e)) / (2 * FD_STEP) for e in np.eye(point.size)]
     hessian = np.array(columns).T
     return (hessian + hessian.T) / 2
 
 
-def stationary_points(problem: Estimation, low=(-12.0, -7.0), high=(8.0, 7.0), grid=(21, 15)) -> list[StationaryPoint]:
+def _aggregate(problem: Estimation) -> Estimation:
+    """One agent with Y = mean Y_i: its oracle is grad F~ at 1/m the cost, since grad f_i is affine in Y_i (L566)
+    and the extension does not depend on i."""
+    return replace(problem, measurements=problem.measurements.mean(axis=0, keepdims=True))
+
+
+def _grid_starts(low, high, grid) -> np.ndarray:
+    axes = [np.linspace(lo, hi, n) for lo, hi, n in zip(low, high, grid)]
+    return np.stack(np.meshgrid(*axes), -1).reshape(-1, 2)
+
+
+def _boundary_starts(problem: Estimation, per_edge: int) -> np.ndarray:
+    """Starts half a ramp width outside every edge of B: a zero of the extended oracle in the ramp
+    (dist < ext_delta_r) is a thin strip that a coarse grid can step over."""
+    offset = problem.ext_delta_r / 2
+    (x_lo, y_lo), (x_hi, y_hi) = problem.low, problem.high
+    xs, ys = np.linspace(x_lo, x_hi, per_edge), np.linspace(y_lo, y_hi, per_edge)
+    return np.concatenate([np.stack([np.full_like(ys, x_lo - offset), ys], 1), np.stack([np.full_like(ys, x_hi + offset), ys], 1),
+                           np.stack([xs, np.full_like(xs, y_lo - offset)], 1), np.stack([xs, np.full_like(xs, y_hi + offset)], 1)])
+
+
+def _describe(problem: Estimation, point: np.ndarray) -> StationaryPoint:
+    """The certificate of a zero: ||grad F~|| there and the Hessian's eigenvalues (analytic inside B,
+    finite differences of the oracle elsewhere), which classify it."""
+    inside = bool(np.all(point > np.array(problem.low) + FD_STEP) and np.all(point < np.array(problem.high) - FD_STEP))
+    hessian = problem.hessian(point) if inside else fd_hessian(problem.gradient, point)
+    eigenvalues = np.linalg.eigvalsh(hessian)
+    return StationaryPoint(point, _classify(eigenvalues), eigenvalues, float(problem.objective(point)) if inside else None,
+                           float(np.linalg.norm(problem.gradient(point))))
+
+
+def _refine(gradient: Gradient, point: np.ndarray) -> np.ndarray:
+    """hybr from a descent end point; kept only if it lowers ||grad|| (the oracle has kinks on the ramp's edges)."""
+    refined = optimize.root(gradient, point, method="hybr", tol=1e-15).x
+    return refined if np.linalg.norm(gradient(refined)) < np.linalg.norm(gradient(point)) else point
+
+
+@dataclass(frozen=True)
+class MinimumSearch:
+    """Multi-start descent on the extended oracle: every start, where it ended, and the minima found."""
+
+    minima: list[StationaryPoint]
+    starts: int
+    converged: int            # starts whose end point has ||grad F~|| < DESCENT_TOLERANCE
+    basins: list[int]         # starts ending within CLUSTER_RADIUS of each minimum
+    other_ends: int           # converged starts ending at a zero that is not a minimum (a saddle's stable curve)
+    step: float
+    iterations: int
+
+
+def minimum_search(problem: Estimation, gradient_lipschitz: float, low=SEARCH_LOW, high=SEARCH_HIGH, grid=SEARCH_GRID,
+                   iterations: int = DESCENT_ITERATIONS) -> MinimumSearch:
+    """Local minima of F~ by gradient descent from every start of a grid on [low, high] (B and 4 beyond each
+    side) plus starts just outside each edge of B, batched. The oracle is not the gradient of a function
+    outside B, so there is no line search: the step 1/(nu_B + c/delta_r) is below 2/(largest curvature), nu_B
+    the gradient-Lipschitz constant on B and c/delta_r that of the ramp. End points are clustered, refined
+    (hybr) and certified (_describe); starts that do not converge are counted, never dropped."""
+    starts = np.concatenate([_grid_starts(low, high, grid), _boundary_starts(problem, grid[1])])
+    step = 1.0 / (gradient_lipschitz + problem.ext_c / problem.ext_delta_r)
+    aggregate = _aggregate(problem)
+    ends, velocity = starts.copy(), np.zeros_like(starts)
+    for _ in range(iterations):   # heavy ball: condition number ~ (c/delta_r)/1.16 ~ 500 makes plain descent slow
+        velocity = DESCENT_MOMENTUM * velocity - step * aggregate.gradient(ends)
+        ends += velocity
+    norms = np.linalg.norm(problem.gradient(ends), axis=1)
+    converged = norms < DESCENT_TOLERANCE
+    found: list[StationaryPoint] = []
+    owner = np.full(len(ends), -1)
+    for i in np.flatnonzero(converged):
+        if owner[i] >= 0:
+            continue
+        point = _describe(problem, _refine(problem.gradient, ends[i]))
+        near = converged & (np.linalg.norm(ends - point.location, axis=1) < CLUSTER_RADIUS)
+        owner[near] = len(found)
+        found.append(point)
+    minima = [(p, int(np.sum(owner == j))) for j, p in enumerate(found) if p.kind == "minimum"]
+    minima.sort(key=lambda item: tuple(item[0].location))
+    return MinimumSearch([p for p, _ in minima], len(starts), int(converged.sum()), [n for _, n in minima],
+                         int(sum(np.sum(owner == j) for j, p in enumerate(found) if p.kind != "minimum")), step, iterations)
+
+
+def stationary_points(problem: Estimation, low=SEARCH_LOW, high=SEARCH_HIGH, grid=(21, 15),
+                      search: MinimumSearch | None = None) -> list[StationaryPoint]:
     """Every zero of the gradient oracle found by multi-start root finding (scipy hybr) from a grid of
-    starts on [low, high] (including starts just outside the box), deduplicated, classified by the
-    eigenvalues of the Hessian (analytic inside B, finite differences of the oracle elsewhere)."""
-    starts = np.stack(np.meshgrid(np.linspace(low[0], high[0], grid[0]), np.linspace(low[1], high[1], grid[1])), -1).reshape(-1, 2)
-    found: list[np.ndarray] = []
-    for start in starts:  # a start-up computation, not a hot path: one small root problem each
-        solution = optimize.root(problem.gradient, start, method="hybr", tol=1e-13)
-        point = solution.x
+    starts on [low, high] and just outside each edge of B, together with the minima of `search` (descent
+    reaches zeros in the ramp that hybr, a Newton method, steps over at its kinks); deduplicated and
+    classified by the eigenvalues of the Hessian (analytic inside B, finite differences elsewhere)."""
+    found: list[np.ndarray] = [p.location for p in (search.minima if search else [])]
+    gradient = _aggregate(problem).gradient
+    for start in np.concatenate([_grid_starts(low, high, grid), _boundary_starts(problem, grid[1])]):  # start-up, not a hot path
+        point = optimize.root(gradient, start, method="hybr", tol=1e-13).x
         if np.linalg.norm(problem.gradient(point)) < ROOT_TOLERANCE and not any(np.linalg.norm(point - q) < DUPLICATE_RADIUS for q in found):
             found.append(point)
-    points = []
-    for point in sorted(found, key=lambda p: tuple(p)):
-        inside = bool(np.all(point > np.array(problem.low) + FD_STEP) and np.all(point < np.array(problem.high) - FD_STEP))
-        hessian = problem.hessian(point) if inside else _fd_hessian(problem, point)
-        eigenvalues = np.linalg.eigvalsh(hessian)
-        points.append(StationaryPoint(point, _classify(eigenvalues), eigenvalues,
-                                      float(problem.objective(point)) if inside else None,
-                                      float(np.linalg.norm(problem.gradient(point)))))
-    return points
+    return [_describe(problem, point) for point in sorted(found, key=lambda p: tuple(p))]
 
 
 def nearest(points: list[StationaryPoint], ends: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

@@ -25,17 +25,24 @@ from dpverify.theory.claims import Measurement, holds
 from dpverify.theory.execution import CheckContext, task_seed_sequence
 from dpverify.theory.stats import SIGNIFICANCE, clopper_pearson, mann_kendall
 from dpverify.theory.wang_basar.instances import (
+    DESCENT_TOLERANCE,
     DESTINATION_RADIUS,
+    SEARCH_GRID,
+    SEARCH_HIGH,
+    SEARCH_LOW,
     THETA_SADDLE_PRINTED,
+    MinimumSearch,
     destination_table,
     escape_times,
     estimation,
+    minimum_search,
     nearest,
     refined_minimum,
     refined_saddle,
     simulate,
     stationary_points,
 )
+from dpverify.theory.wang_basar.privacy import gradient_lipschitz
 
 EXPERIMENT = "figures-3-4"       # the experiment whose parameters the checks use
 CONFIDENCE = 1 - SIGNIFICANCE    # default: the shared level; Clopper-Pearson intervals are two-sided at 95%
@@ -58,9 +65,18 @@ def _rng(context: CheckContext, key: str) -> np.random.Generator:
     return np.random.default_rng(task_seed_sequence(context.root_seed, f"wang-basar/check/{key}"))
 
 
+def _variant_key(values: dict) -> str:
+    return f"{values['extension']}/{values['ext_c']}/{values['ext_delta_r']}"
+
+
+def _search(context: CheckContext, values: dict) -> MinimumSearch:
+    problem = estimation(values)
+    return context.memoized(f"minimum-search/{_variant_key(values)}", lambda: minimum_search(problem, gradient_lipschitz(problem)))
+
+
 def _points(context: CheckContext, values: dict):
-    key = f"points/{values['extension']}/{values['ext_c']}/{values['ext_delta_r']}"
-    return context.memoized(key, lambda: stationary_points(estimation(values)))
+    search = _search(context, values)
+    return context.memoized(f"points/{_variant_key(values)}", lambda: stationary_points(estimation(values), search=search))
 
 
 def _runs(context: CheckContext, start: str, sigma_var: float, **options):
@@ -236,25 +252,45 @@ def check_saddle_destination(context: CheckContext):
                        f"destinations (printed start): {others}", {**{k: str(v) for k, v in rows.items()}, "intervals": intervals})
 
 
+LANDSCAPE_VARIANTS = (("default", {}), ("ext_c = 5", {"ext_c": 5.0}), ("ext_delta_r = 0.5", {"ext_delta_r": 0.5}))   # spec P8
+
+
+def _point_text(point, basin: int | None = None) -> str:
+    starts = "" if basin is None else f", {basin} starts"
+    return (f"{point.location.round(4).tolist()} (|grad| {point.gradient_norm:.1e}, Hessian eig "
+            f"{', '.join(f'{e:.3g}' for e in point.eigenvalues)}{starts})")
+
+
 def check_modified_landscape(context: CheckContext):
     """L574: after the modification outside B, 'one minimum ... (and no other local minimum) and one saddle'.
-    Extension-independent: on the left edge theta1 = -8 the interior f decreases outward (d F/d theta1 > 0
-    at the edge's minimizer in theta2), so F restricted to B has a second local minimum on that edge, which
-    any extension that increases outside B keeps. Reported for the default and two variants of the extension."""
+    Extension-independent: if on the edge theta1 = -8 the interior F decreases outward (dF/dtheta1 > 0 at the
+    edge's minimizer in theta2), F restricted to B has a local minimum on that edge, which any extension that
+    increases outside B keeps. Measured for the default and two variants of the extension: the minima of a
+    certified multi-start descent (instances.minimum_search) and the saddles among all zeros of the oracle."""
     values = _values(context)
     problem = estimation(values)
     edge = np.linspace(-3, 3, 60001)
     on_edge = np.stack([np.full_like(edge, -8.0), edge], axis=1)
     best = on_edge[np.argmin(problem.objective(on_edge))]
     slope = float(problem.gradient(best)[0])
-    variants = {}
-    for label, options in (("default", {}), ("ext_c = 5", {"ext_c": 5.0}), ("ext_delta_r = 0.5", {"ext_delta_r": 0.5})):
+    f_edge, f_saddle = float(problem.objective(best)), float(problem.objective(THETA_SADDLE_PRINTED))
+    variants, texts = {}, []
+    for label, options in LANDSCAPE_VARIANTS:
         variant = {**values, **options}
-        minima = [p for p in _points(context, variant) if p.kind == "minimum"]
-        variants[label] = [p.location.round(4).tolist() for p in minima]
-    counts = {label: len(v) for label, v in variants.items()}
-    return holds(all(c == 1 for c in counts.values()) and slope <= 0,
+        search = _search(context, variant)
+        saddles = [p for p in _points(context, variant) if p.kind == "saddle"]
+        variants[label] = {"minima": [p.location.round(4).tolist() for p in search.minima], "saddles": [p.location.round(4).tolist() for p in saddles],
+                           "converged": search.converged, "starts": search.starts, "other_ends": search.other_ends}
+        texts.append(f"{label}: {len(search.minima)} minima " + "; ".join(_point_text(p, n) for p, n in zip(search.minima, search.basins))
+                     + f"; {len(saddles)} saddles " + "; ".join(_point_text(p) for p in saddles)
+                     + f" ({search.converged}/{search.starts} descents converged to |grad| < {DESCENT_TOLERANCE:g}, "
+                     f"{search.other_ends} at a non-minimum)")
+    unique = all(len(v["minima"]) == 1 and len(v["saddles"]) == 1 for v in variants.values())
+    outward = "decreases" if slope > 0 else "does not decrease"
+    return holds(unique and slope <= 0,
                  f"F on B has a constrained local minimum on the edge theta1 = -8 at {best.round(4).tolist()} "
-                 f"(F = {float(problem.objective(best)):.4f} < F(theta_s) = {float(problem.objective(THETA_SADDLE_PRINTED)):.4f}, "
-                 f"dF/dtheta1 = {slope:.3f} > 0: F decreases out of the box); minima of the extended oracle: "
-                 + "; ".join(f"{k}: {v}" for k, v in variants.items()), **{k: str(v) for k, v in variants.items()})
+                 f"(F = {f_edge:.4f} {'<' if f_edge < f_saddle else '>='} F(theta_s) = {f_saddle:.4f}, dF/dtheta1 = {slope:.3f}: "
+                 f"F {outward} out of the box); minima and saddles of the extended oracle (descent from a "
+                 f"{SEARCH_GRID[0]}x{SEARCH_GRID[1]} grid on {list(SEARCH_LOW)}-{list(SEARCH_HIGH)} and starts just outside each edge): "
+                 + " | ".join(texts), edge_slope=slope, **{k: str(v) for k, v in variants.items()},
+                 minima={k: v["minima"] for k, v in variants.items()})
