@@ -13,7 +13,8 @@ by a rule of theory/rules.py:
 3. noise scale: from the messages it actually sent (message - state), the noise scale per round and
    per agent, with simultaneous confidence intervals, against the calibration (equivalence, TOST);
 4. distribution: its messages over independent runs against the reference's, per (round, agent,
-   coordinate), two-sample Kolmogorov-Smirnov, Holm (fits_identity: consistent, not proved);
+   coordinate), two-sample Kolmogorov-Smirnov, Holm, and a simultaneous upper bound on the Kolmogorov distance
+   between the two laws (fits_identity: confirmed only if that bound rules out DISTRIBUTION_MARGIN);
 5. privacy: the auditor runs the implementation on neighbouring settings and bounds eps from what the
    paper's adversary observes in its real messages (audit_lower_bounds: refutes, never confirms).
 """
@@ -50,6 +51,11 @@ SCALE_MARGIN = 0.10          # default: a noise scale within +-10% of the calibr
 # the families, so they land inside the margin; half the margin left it inconclusive on about 30% of seeds for
 # dp-recal (3 noisy coordinates a round). Plausible margin/4 - margin/2; fixed before looking at any verdict.
 SCALE_HALF_WIDTH = np.log1p(SCALE_MARGIN) / 3
+# default: the largest Kolmogorov distance between the implementation's and the reference's law of one message entry
+# that still counts as "the same distribution": 0.1 is a mean shift of a quarter of the noise's standard deviation, or a
+# 50% change of its scale, for Gaussian noise; plausible 0.05-0.2. The scale itself is judged by the sharper noise-scale
+# check (SCALE_MARGIN). Fixed before looking at any verdict; the summary states the smallest distance the runs rule out.
+DISTRIBUTION_MARGIN = 0.1
 AUDIT_SAMPLES = {"quick": 10_000, "paper": 100_000}  # default: runs per neighbouring setting for the privacy audit
 CHECKS = ("accounting", "exact", "noise-scale", "distribution", "privacy")   # the claims below, in order
 
@@ -260,20 +266,51 @@ def check_noise_scale(suite: Suite, implementation: Callable, context: CheckCont
         {"intervals": intervals, "replicas": int(runs["messages"].shape[0]), "margin": SCALE_MARGIN})
 
 
+def dkw_half_width(size: int, entries: int, level: float) -> float:
+    """e with P(sup_x |F_n(x) - F(x)| > e) <= level / (2 entries) for the empirical CDF F_n of `size` draws of any
+    law F: the Dvoretzky-Kiefer-Wolfowitz inequality with Massart's constant, 2 exp(-2 n e^2). Two samples per entry
+    at this width bound all entries' distances at once with probability >= 1 - level."""
+    return float(np.sqrt(np.log(4 * entries / level) / (2 * size)))
+
+
+def kolmogorov_distance_bounds(statistics: np.ndarray, first_size: int, second_size: int,
+                               level: float = SIGNIFICANCE) -> np.ndarray:
+    """Upper bounds, simultaneous over the entries at 1 - level, on the Kolmogorov distance sup |F - G| between the
+    two laws behind two samples per entry, from their two-sample statistics D = sup |F_n - G_m|: by the triangle
+    inequality sup |F - G| <= D + sup |F_n - F| + sup |G_m - G|, each DKW-bounded (dkw_half_width)."""
+    statistics = np.asarray(statistics, dtype=float)
+    return statistics + dkw_half_width(first_size, statistics.size, level) + dkw_half_width(second_size, statistics.size, level)
+
+
 def check_distribution(suite: Suite, implementation: Callable, context: CheckContext) -> Measurement:
+    """Two-sample Kolmogorov-Smirnov per (round, agent, coordinate) for the rule's tests, and from the same statistics
+    a simultaneous upper bound on the Kolmogorov distance between the two laws at every entry, for its margin."""
     setting = suite.setting(context)
     theirs = _independent_runs(suite, implementation, context)["messages"]
     ours = context.memoized(f"verify/{suite.paper}/reference-runs", lambda: _runs(
         suite, suite.reference, setting, theirs.shape[0], context.root_seed, "verify/reference"))["messages"]
-    p_values = scipy.stats.ks_2samp(theirs, ours, axis=0).pvalue.ravel()          # one per message entry
-    p_values = np.where(np.isnan(p_values), 1.0, p_values)                        # both constant and equal: no evidence
-    first = int(np.argmin(p_values))
-    where = np.unravel_index(first, theirs.shape[1:])
+    tests = scipy.stats.ks_2samp(theirs, ours, axis=0)                            # one per message entry
+    constant = np.isnan(tests.pvalue.ravel())                                     # both constant and equal: no evidence
+    p_values = np.where(constant, 1.0, tests.pvalue.ravel())
+    distances = np.where(constant, 0.0, tests.statistic.ravel())
+    runs = theirs.shape[0]
+    bounds = kolmogorov_distance_bounds(distances, runs, ours.shape[0])
+    first, widest = int(np.argmin(p_values)), int(np.argmax(bounds))
+    where, at = (np.unravel_index(index, theirs.shape[1:]) for index in (first, widest))
+    # runs per side below which even identical empirical laws (D = 0) leave the bound at or above the margin
+    needed = int(np.ceil(2 * np.log(4 * p_values.size / SIGNIFICANCE) / DISTRIBUTION_MARGIN ** 2))
+    outcome = (f"rules out a distance of the margin {DISTRIBUTION_MARGIN:g}" if bounds[widest] < DISTRIBUTION_MARGIN
+               else f"too few runs to rule out a distance of the margin {DISTRIBUTION_MARGIN:g} (that needs more than "
+                    f"{needed} runs per side even if the samples agreed exactly)")
     return Measurement(
-        f"messages of {theirs.shape[0]} independent runs vs the reference's, two-sample Kolmogorov-Smirnov per "
+        f"messages of {runs} independent runs vs the reference's, two-sample Kolmogorov-Smirnov per "
         f"(round, agent, coordinate), {p_values.size} tests: smallest p = {p_values[first]:.3g} at round "
-        f"{where[0] + 1}, entry {tuple(int(i) for i in where[1:])} (Holm, family-wise {SIGNIFICANCE:g})",
-        {"p_values": p_values.tolist(), "replicas": int(theirs.shape[0]), "smallest_p": float(p_values[first])})
+        f"{where[0] + 1}, entry {tuple(int(i) for i in where[1:])} (Holm, family-wise {SIGNIFICANCE:g}); Kolmogorov "
+        f"distance between the two laws <= {bounds[widest]:.3g} at every entry (widest at round {at[0] + 1}, entry "
+        f"{tuple(int(i) for i in at[1:])}; simultaneous {1 - SIGNIFICANCE:.0%}, DKW): {outcome}",
+        {"p_values": p_values.tolist(), "replicas": int(runs), "smallest_p": float(p_values[first]),
+         "deviations": {f"Kolmogorov distance, widest of {p_values.size} entries": float(bounds[widest])},
+         "runs_needed_at_zero_distance": needed})
 
 
 def check_privacy(suite: Suite, implementation: Callable, context: CheckContext) -> Measurement:
@@ -314,7 +351,7 @@ def conformance_claims(suite: Suite, implementation: Callable) -> tuple[Claim, .
               equivalence(float(np.log1p(SCALE_MARGIN)))),
         claim("distribution", "messages distributed as the reference's", "Over independent runs, the implementation's "
               "messages have the reference's distribution at every round, agent and coordinate.",
-              Method.STATISTICAL, check_distribution, fits_identity()),
+              Method.STATISTICAL, check_distribution, fits_identity(DISTRIBUTION_MARGIN)),
         claim("privacy", "its real messages are as private as claimed", "What the paper's adversary observes in the "
               "implementation's own messages satisfies the paper's privacy guarantee.", Method.AUDIT, check_privacy,
               audit_lower_bounds()),

@@ -192,19 +192,33 @@ def proof() -> Rule:
                 "nothing)", decide)
 
 
-def fits_identity(*, level: float = SIGNIFICANCE) -> Rule:
-    """An exact law (a probability, a stationary distribution) tested against simulated samples: reads
-    `p_values`, one goodness-of-fit test per part of the law. Holm over them: refuted if any is rejected,
-    confirmed if none is (the samples are consistent with the law at their size; the size is the check's).
-    An empty family is inconclusive."""
+def fits_identity(margin: float, *, level: float = SIGNIFICANCE) -> Rule:
+    """An exact law (a probability, a stationary distribution, a reference's law) tested against simulated
+    samples: reads `p_values`, one goodness-of-fit test per part of the law, and `deviations`, label -> an
+    upper confidence bound on the distance between the law that generated the samples and the stated law,
+    simultaneous over the labels at 1 - level, in the units of `margin` (the check names the distance: the
+    largest difference of two probabilities, the Kolmogorov distance, ...). `margin` is the deviation that
+    matters, named by the rule's user with its reason. Refuted if a test is rejected (Holm, family-wise
+    level); confirmed if none is and every deviation bound lies below the margin (an equivalence statement:
+    the samples rule out a deviation of that size); otherwise inconclusive: too few samples to have seen a
+    deviation of the margin, and a test that could not have failed is no evidence. An empty family is
+    inconclusive."""
+    if not margin > 0:
+        raise InvalidParameterError(f"the margin of fits_identity must be > 0; got {margin}")
+
     def decide(measurement):
-        (p_values,) = _require(measurement, "p_values")
+        p_values, deviations = _require(measurement, "p_values", "deviations")
         if not len(p_values):
             return Verdict.INCONCLUSIVE
-        return Verdict.REFUTED if holm(p_values, level).any() else Verdict.CONFIRMED
-    return Rule("fits-identity", {"level": level, "correction": "Holm"},
+        if holm(p_values, level).any():
+            return Verdict.REFUTED
+        small = len(deviations) and all(bound < margin for bound in deviations.values())
+        return Verdict.CONFIRMED if small else Verdict.INCONCLUSIVE
+    return Rule("fits-identity", {"margin": margin, "level": level, "correction": "Holm"},
                 f"refuted if a goodness-of-fit test of the stated law is rejected (Holm, family-wise {level:g}); "
-                "confirmed if none is (consistent with the samples, not proved)", decide)
+                f"confirmed if none is and every simultaneous {1 - level:.0%} upper bound on the distance between the "
+                f"sampled and the stated law lies below {margin:g}; otherwise inconclusive (too few samples to see a "
+                f"deviation of {margin:g})", decide)
 
 
 def converges(threshold: float) -> Rule:

@@ -98,7 +98,9 @@ def test_an_implementation_with_its_own_noise_is_judged_statistically(tmp_path):
     owned = verify("dpdo-nc", f"{path}:run", checks=FAST, noise="own")
     found = owned.verdicts
     assert found["exact"] == Verdict.NOT_RUN and owned.conforms, owned.lines()
-    assert found["noise-scale"] == Verdict.CONFIRMED and found["distribution"] == Verdict.CONFIRMED
+    # not rejected, but its runs are too few to rule out a Kolmogorov distance of DISTRIBUTION_MARGIN (the DKW bound
+    # alone needs about 2000 a side): the distribution check can refute here, not confirm
+    assert found["noise-scale"] == Verdict.CONFIRMED and found["distribution"] == Verdict.INCONCLUSIVE
     assert (verify("dpdo-nc", f"{path}:run", checks=("exact",))).verdicts["exact"] == Verdict.REFUTED
 
 

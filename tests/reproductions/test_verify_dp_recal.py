@@ -55,7 +55,8 @@ def test_the_example_and_the_reference_conform():
     result = verify("dp-recal", f"{EXAMPLE}:run", claims=False)   # the claims: test_verify_claims_dp_recal.py
     assert result.conforms and result.exit_status == 0, result.lines()
     found = result.verdicts
-    assert found["exact"] == found["accounting"] == found["distribution"] == Verdict.CONFIRMED, result.lines()
+    assert found["exact"] == found["accounting"] == Verdict.CONFIRMED, result.lines()
+    assert found["distribution"] == Verdict.INCONCLUSIVE    # not rejected; too few runs to rule out DISTRIBUTION_MARGIN
     assert found["noise-scale"] in (Verdict.CONFIRMED, Verdict.INCONCLUSIVE)    # 400 runs x q = 3 draws a round
     assert found["privacy"] == Verdict.INCONCLUSIVE                              # an audit never confirms
     assert result.lines()[-1].endswith("conforms to dp-recal: no check found a deviation")

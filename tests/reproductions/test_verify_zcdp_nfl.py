@@ -76,7 +76,8 @@ def test_the_example_and_the_reference_conform(outcomes):
     with the accounting, exact and noise-scale checks."""
     found, status, lines = outcomes["example"]
     assert status == 0, lines
-    assert found["exact"] == found["accounting"] == found["noise-scale"] == found["distribution"] == Verdict.CONFIRMED
+    assert found["exact"] == found["accounting"] == found["noise-scale"] == Verdict.CONFIRMED
+    assert found["distribution"] == Verdict.INCONCLUSIVE    # not rejected; too few runs to rule out DISTRIBUTION_MARGIN
     assert found["privacy"] == Verdict.INCONCLUSIVE          # an audit never confirms
     assert lines[-1].endswith("conforms to zcdp-nfl: no check found a deviation")
     found, status, lines = outcomes["reference"]

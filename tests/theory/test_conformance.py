@@ -43,3 +43,41 @@ def test_every_noise_scale_interval_is_as_narrow_as_the_rule_asks(paper):
     confidence = 1 - 2 * SIGNIFICANCE / len(families)
     widest = max(np.diff(np.log(scale_interval(draws, suite.noise, confidence)))[0] / 2 for draws in families.values())
     assert widest <= SCALE_HALF_WIDTH * 1.01, (paper, replicas, widest, SCALE_HALF_WIDTH)
+
+
+def test_the_kolmogorov_distance_bound_is_dkw_twice():
+    """Known answer: D + 2 sqrt(log(4 K / level) / (2 n)) for K entries of two samples of n draws."""
+    from dpverify.theory.conformance import kolmogorov_distance_bounds
+
+    half_width = np.sqrt(np.log(4 * 2 / 0.05) / (2 * 800))
+    assert np.allclose(kolmogorov_distance_bounds([0.0, 0.05], 800, 800, 0.05), [2 * half_width, 0.05 + 2 * half_width],
+                       rtol=1e-12)
+
+
+def test_the_kolmogorov_distance_bound_covers_the_true_distance():
+    """N(0, 1) against N(0.5, 1), Kolmogorov distance 2 Phi(0.25) - 1 = 0.197, 5 entries of 200 draws a side, 400
+    replicates (seed 0): the simultaneous bound lies below the true distance in at most 5% of them (one-sided binomial
+    test at 0.001), while the statistic alone does in most of them (so a bound without the DKW terms fails this).
+    About 2 s (the exact p-values ks_2samp computes)."""
+    from dpverify.theory.conformance import kolmogorov_distance_bounds
+
+    distance = 2 * scipy.stats.norm.cdf(0.25) - 1
+    rng = np.random.default_rng(0)                                  # 400 replicates x 5 entries, one call
+    statistics = scipy.stats.ks_2samp(rng.normal(0.0, 1.0, (200, 400, 5)), rng.normal(0.5, 1.0, (200, 400, 5)),
+                                      axis=0).statistic                                        # (400, 5)
+    bounds = np.stack([kolmogorov_distance_bounds(row, 200, 200) for row in statistics])
+    missed = int(np.any(bounds < distance, axis=1).sum())
+    statistic_missed = int(np.any(statistics < distance, axis=1).sum())
+    assert scipy.stats.binomtest(missed, 400, SIGNIFICANCE, alternative="greater").pvalue > 0.001, missed
+    assert statistic_missed > 100, statistic_missed
+
+
+def test_the_distribution_margin_is_what_its_comment_says():
+    """DISTRIBUTION_MARGIN = 0.1: the Kolmogorov distance of a Gaussian shifted by a quarter of its standard deviation,
+    and of one whose scale is 1.5 times larger (both about 0.1)."""
+    from dpverify.theory.conformance import DISTRIBUTION_MARGIN
+
+    x = np.linspace(-6, 6, 120_001)
+    shifted = np.max(np.abs(scipy.stats.norm.cdf(x) - scipy.stats.norm.cdf(x - 0.25)))
+    scaled = np.max(np.abs(scipy.stats.norm.cdf(x) - scipy.stats.norm.cdf(x / 1.5)))
+    assert shifted == pytest.approx(DISTRIBUTION_MARGIN, abs=0.005) and scaled == pytest.approx(DISTRIBUTION_MARGIN, abs=0.005)

@@ -161,23 +161,71 @@ def test_reported_neither_confirms_nor_refutes():
 
 
 def test_fits_identity_known_answers():
-    rule = rules.fits_identity()
-    assert decide(rule, p_values=[0.3, 0.8, 0.04]) == Verdict.CONFIRMED       # Holm: 3 x 0.04 > 0.05
-    assert decide(rule, p_values=[0.3, 0.8, 1e-4]) == Verdict.REFUTED
-    assert decide(rule, p_values=[]) == Verdict.INCONCLUSIVE
-    assert decide(rules.fits_identity(level=0.01), p_values=[0.3, 0.006]) == Verdict.CONFIRMED   # 2 x 0.006 > 0.01
+    rule = rules.fits_identity(0.02)
+    small, large = {"a": 0.01, "b": 0.019}, {"a": 0.01, "b": 0.03}
+    assert decide(rule, p_values=[0.3, 0.8, 0.04], deviations=small) == Verdict.CONFIRMED   # Holm: 3 x 0.04 > 0.05
+    assert decide(rule, p_values=[0.3, 0.8, 0.04], deviations=large) == Verdict.INCONCLUSIVE  # not rejected, not shown
+    assert decide(rule, p_values=[0.3, 0.8, 1e-4], deviations=small) == Verdict.REFUTED
+    assert decide(rule, p_values=[], deviations=small) == Verdict.INCONCLUSIVE
+    assert decide(rule, p_values=[0.3], deviations={}) == Verdict.INCONCLUSIVE
+    assert decide(rules.fits_identity(0.02, level=0.01), p_values=[0.3, 0.006], deviations=small) == Verdict.CONFIRMED
+    assert rule.as_record()["parameters"] == {"margin": 0.02, "level": SIGNIFICANCE, "correction": "Holm"}
+    with pytest.raises(KeyError, match="deviations"):
+        decide(rule, p_values=[0.3])
+    with pytest.raises(ValueError):
+        rules.fits_identity(0.0)
+
+
+LAW = np.array([0.1, 0.2, 0.3, 0.4])
+FIT_MARGIN = 0.02     # as the walk checks' WALK_MARGIN: a probability off by 0.02 matters
+
+
+def _law_fit(counts: np.ndarray, law: np.ndarray = LAW, level: float = SIGNIFICANCE) -> dict:
+    """What the walk checks measure: a chi-square test per row of counts and Goodman's simultaneous bound on
+    max_i |p_i - law_i|, Bonferroni over the rows."""
+    from dpverify.theory.dp_recal.activation import probability_deviation
+
+    return {"p_values": scipy.stats.chisquare(counts, counts.sum(axis=1, keepdims=True) * law, axis=1).pvalue,
+            "deviations": {f"row {i}": probability_deviation(c, law, level / len(counts)) for i, c in enumerate(counts)}}
+
+
+@pytest.mark.parametrize("samples, shift, verdict", [
+    (40_000, 0.0, Verdict.CONFIRMED),        # the law holds, and 40000 draws per row bound every deviation < 0.02
+    (200, 0.0, Verdict.INCONCLUSIVE),        # the law holds, but 200 draws cannot rule out 0.02: not rejected, not shown
+    (2_000, 0.05, Verdict.REFUTED),          # the law is off by 0.05 in two probabilities
+])
+def test_fits_identity_on_sampled_laws(samples, shift, verdict):
+    """Known answers on multinomial samples, 2 rows of a 4-point law, seed 0 (about 0.01 s)."""
+    true_law = LAW + shift * np.array([1, -1, 0, 0])
+    counts = np.random.default_rng(0).multinomial(samples, true_law, size=2)
+    assert decide(rules.fits_identity(FIT_MARGIN), **_law_fit(counts)) == verdict
 
 
 def test_fits_identity_null_refute_rate():
-    """Samples drawn from the stated law (chi-square goodness of fit of 4 laws): refuted at most at the level."""
-    rule = rules.fits_identity()
-    law = np.array([0.1, 0.2, 0.3, 0.4])
+    """Samples drawn from the stated law (chi-square goodness of fit of 4 laws, 200 draws each): refuted at most at
+    the level (about 1.5 s)."""
+    rule = rules.fits_identity(FIT_MARGIN)
     refuted = 0
     for seed in range(SEEDS):
-        counts = np.random.default_rng(seed).multinomial(200, law, size=4)
-        p_values = [scipy.stats.chisquare(c, 200 * law).pvalue for c in counts]
-        refuted += decide(rule, p_values=p_values) == Verdict.REFUTED
+        counts = np.random.default_rng(seed).multinomial(200, LAW, size=4)
+        refuted += decide(rule, **_law_fit(counts)) == Verdict.REFUTED
     assert_rate_within_level(refuted, SIGNIFICANCE)
+
+
+def test_fits_identity_deviation_bounds_cover_and_a_law_at_the_margin_is_not_confirmed():
+    """The sampled law is 0.1 from the stated one (in p_3 and p_4), 300 draws per row, 2 rows, 400 seeds: the
+    simultaneous bound the walk checks compute lies below the true distance 0.1 at most at the level (a bound
+    without the estimate's own distance, or a pointwise one, fails this: its half-width alone is about 0.08), and
+    the rule with margin 0.1 ('within 0.1', false here) confirms at most at the level (about 1 s)."""
+    rule = rules.fits_identity(0.1)
+    true_law = LAW + 0.1 * np.array([0, 0, 1, -1])
+    missed = confirmed = 0
+    for seed in range(SEEDS):
+        fit = _law_fit(np.random.default_rng(seed).multinomial(300, true_law, size=2))
+        missed += min(fit["deviations"].values()) < 0.1
+        confirmed += decide(rule, **fit) == Verdict.CONFIRMED
+    assert_rate_within_level(missed, SIGNIFICANCE)
+    assert_rate_within_level(confirmed, SIGNIFICANCE)
 
 
 def test_counterexample_and_proof_searches_decide_one_way_only():

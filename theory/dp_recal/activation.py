@@ -3,8 +3,9 @@
 The walk is the one the algorithm performs: the holders i_k of `run_recal` (i_1 uniform, spec §6; the checks of
 the law in each iteration also start it from g, the other reading of what the paper leaves open).
 Each check is `(context) -> Measurement`; its rule (declared in claims.py) decides: exact for the exact
-computations, fits_identity(level=WALK_LEVEL) for the statistical tests of the walk's laws. Criteria and
-levels are fixed module constants.
+computations, fits_identity(WALK_MARGIN, level=WALK_LEVEL) for the statistical tests of the walk's laws: each such
+check also bounds, simultaneously over its parts, how far the sampled law can be from g, so a confirmation rules out a
+deviation of WALK_MARGIN instead of merely failing to reject. Criteria, margins and levels are fixed module constants.
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ from __future__ import annotations
 import numpy as np
 import sympy as sp
 from scipy import stats
+from statsmodels.stats.proportion import multinomial_proportions_confint
 
 from dpverify.algorithms.core.network import Network
 from dpverify.algorithms.core.problems import LocalData
@@ -32,6 +34,12 @@ NUM_AGENTS = 7                 # default: odd: the ring is aperiodic; star and p
 # (0.05): these checks test EXACT laws of the walk (its activation law and its conditional law) with thousands of
 # simulated walks, where a false refutation of a true identity is the costlier error; passed to the rule as level=.
 WALK_LEVEL = 0.01
+# default: the deviation of an activation probability that matters: a walk's law is confirmed only if its samples rule
+# out |P(i) - g_i| >= WALK_MARGIN for every agent i, simultaneously at 1 - WALK_LEVEL. 0.02 is a quarter of the smallest
+# g_i of the checked graphs (1/12: the star's leaves, the path's ends) and 14% of the ring's 1/7; plausible 0.01-0.05.
+# Fixed before looking at any verdict; each summary states the smallest margin its samples rule out, so the verdict
+# anywhere in that range can be read off it.
+WALK_MARGIN = 0.02
 # default: iterations at which P(i_k = i) is tested: the first steps (where p_1 uniform is furthest from g), an
 # odd/even pair of each size (bipartite graphs oscillate with the parity of k) and the last stored step
 MARGINAL_ITERATIONS = (1, 2, 3, 10, 11, 40, 41)
@@ -86,6 +94,27 @@ def _exact_lemma1(network: Network) -> tuple[list, list, bool]:
     return list(g), list(pi), printed_balance
 
 
+def probability_deviation(counts: np.ndarray, law: np.ndarray, level: float) -> float:
+    """Upper bound on max_i |p_i - law_i| for the law p behind multinomial `counts`, from Goodman's simultaneous
+    (1 - level) intervals of p (statsmodels)."""
+    low, high = multinomial_proportions_confint(counts, alpha=level, method="goodman").T
+    return float(np.max(np.maximum(high - law, law - low)))
+
+
+def deviation_summary(deviations: dict[str, float], samples: int, unit: str, rejected: bool) -> str:
+    """What the deviation bounds rule out, against WALK_MARGIN; if too few and the law is not rejected, about how
+    many samples would do (the bounds shrink as 1/sqrt(samples) when the law holds)."""
+    label, bound = max(deviations.items(), key=lambda item: item[1])
+    text = (f"max_i |P(i) - g_i| <= {bound:.3g} at the widest ({label}; simultaneous {1 - WALK_LEVEL:.0%} over "
+            f"{len(deviations)} parts)")
+    if rejected:
+        return text
+    if bound < WALK_MARGIN:
+        return f"{text}: rules out a deviation of the margin {WALK_MARGIN:g}"
+    return (f"{text}: too few {unit} ({samples}) to rule out a deviation of the margin {WALK_MARGIN:g}, about "
+            f"{samples * (bound / WALK_MARGIN) ** 2:.0f} would")
+
+
 def check_lemma1_formula(context: CheckContext) -> Measurement:
     """Lemma 1 exactly (sympy, rationals): g of the printed formula equals the walk's stationary law
     D1/(1^T D 1) and is > 0, on ring, complete, star, path and a random graph (n = 7)."""
@@ -113,7 +142,7 @@ def check_lemma1_long_run_frequencies(context: CheckContext) -> Measurement:
     holders = _holders(context, replicas, horizon, "long-run")
     graphs = _graphs(context)
     tests = len(graphs) * NUM_AGENTS
-    rows, ok, p_values = {}, True, []
+    rows, ok, p_values, deviations = {}, True, [], {}
     for name, walk in holders.items():
         frequencies = (walk[..., None] == np.arange(NUM_AGENTS)).mean(axis=0)        # (R, n)
         mean = frequencies.mean(axis=0)
@@ -126,12 +155,14 @@ def check_lemma1_long_run_frequencies(context: CheckContext) -> Measurement:
             p = np.where(standard_error > 0, 2 * stats.t.sf(distance / standard_error, replicas - 1),
                          (distance == 0).astype(float))
         p_values.extend(p.tolist())
+        deviations[name] = float(np.max(np.maximum(high - g, g - low)))   # the same simultaneous intervals
         ok &= bool(inside.all())
         rows[name] = {"g": g.round(4).tolist(), "frequency": mean.round(4).tolist(),
                       "max_abs_deviation": float(np.abs(mean - g).max()), "all_inside": bool(inside.all())}
     summary = (f"long-run frequencies of the walk (K = {horizon}, {replicas} replicas) "
-               f"{'match' if ok else 'differ from'} g on every graph (simultaneous {1 - WALK_LEVEL:.0%} t-intervals)")
-    return Measurement(summary, {"graphs": rows, "p_values": p_values})
+               f"{'consistent with' if ok else 'differ from'} g on every graph (simultaneous {1 - WALK_LEVEL:.0%} "
+               f"t-intervals); {deviation_summary(deviations, replicas, 'replicas', not ok)}")
+    return Measurement(summary, {"graphs": rows, "p_values": p_values, "deviations": deviations})
 
 
 def check_activation_probability_each_iteration(context: CheckContext) -> Measurement:
@@ -148,7 +179,7 @@ def _marginal_fit(context: CheckContext, law: str) -> Measurement:
     replicas, horizon = MARGINAL_SIZES[context.profile]
     holders = _holders(context, replicas, horizon, "marginals", start=law)
     graphs = _graphs(context)
-    keys, p_values, rows = [], [], {}
+    keys, p_values, rows, counts_of = [], [], {}, {}
     for name, walk in holders.items():
         g = lemma1_g(graphs[name])
         start = np.full(NUM_AGENTS, 1 / NUM_AGENTS) if law == "uniform" else g
@@ -156,17 +187,21 @@ def _marginal_fit(context: CheckContext, law: str) -> Measurement:
         for k in MARGINAL_ITERATIONS:
             counts = np.bincount(walk[k - 1], minlength=NUM_AGENTS)
             p = stats.chisquare(counts, replicas * g).pvalue
+            counts_of[f"{name}/k={k}"] = (counts, g)
             keys.append((name, k))
             p_values.append(p)
             rows[f"{name}/k={k}"] = {"p_value": float(p), "exact_max_abs(p_k - g)": float(np.abs(exact[k - 1] - g).max())}
     rejected = holm(np.array(p_values), WALK_LEVEL)
     failing = sorted({name for (name, _), r in zip(keys, rejected) if r})
     largest = max(rows.items(), key=lambda item: item[1]["exact_max_abs(p_k - g)"])
+    deviations = {label: probability_deviation(counts, g, WALK_LEVEL / len(counts_of))
+                  for label, (counts, g) in counts_of.items()}
     summary = (f"rejected (Holm, level {WALK_LEVEL}) on {failing}" if failing else
                f"not rejected at k in {MARGINAL_ITERATIONS} on any graph") + (
-        f"; exact max |p_k - g| = {largest[1]['exact_max_abs(p_k - g)']:.3g} ({largest[0]})")
+        f"; {deviation_summary(deviations, replicas, 'walks', bool(failing))}; exact max |p_k - g| = "
+        f"{largest[1]['exact_max_abs(p_k - g)']:.3g} ({largest[0]})")
     return Measurement(summary, {"tests": rows, "replicas": replicas, "first_holder": law, "level": WALK_LEVEL,
-                                 "p_values": [float(p) for p in p_values]})
+                                 "p_values": [float(p) for p in p_values], "deviations": deviations})
 
 
 def check_lemma2_idempotent(context: CheckContext) -> Measurement:
@@ -191,7 +226,7 @@ def check_lemma2_conditional_expectation(context: CheckContext) -> Measurement:
     replicas, horizon = LONG_RUN_SIZES[context.profile]
     holders = _holders(context, replicas, horizon, "long-run")
     graphs = _graphs(context)
-    p_values, rows = [], {}
+    p_values, rows, counts_of = [], {}, {}
     stay_count = stay_total = 0
     for name, walk in holders.items():
         g = lemma1_g(graphs[name])
@@ -202,11 +237,14 @@ def check_lemma2_conditional_expectation(context: CheckContext) -> Measurement:
         for i in range(NUM_AGENTS):
             if transitions[i].sum() > 0:
                 p_values.append(stats.chisquare(transitions[i], transitions[i].sum() * g).pvalue)
+                counts_of[f"{name}/i_k={i}"] = (transitions[i], g)
         rows[name] = {"empirical_P_row0": (transitions[0] / transitions[0].sum()).round(3).tolist(),
                       "g": g.round(3).tolist()}
     rejected = holm(np.array(p_values), WALK_LEVEL)
+    deviations = {label: probability_deviation(counts, g, WALK_LEVEL / len(counts_of))
+                  for label, (counts, g) in counts_of.items()}
     summary = (f"E_k[E~^(k+1)] = diag(g) rejected for {int(rejected.sum())}/{len(p_values)} (graph, i_k) rows "
                f"(Holm, level {WALK_LEVEL}); the holder never keeps the baton ({stay_count}/{stay_total} "
                "self-transitions) while Pi~ gives it probability g_(i_k) > 0: E_k[E~^(k+1)] = diag(P[i_k, :])")
     return Measurement(summary, {"graphs": rows, "self_transitions": stay_count, "transitions": stay_total,
-                                 "p_values": [float(p) for p in p_values]})
+                                 "p_values": [float(p) for p in p_values], "deviations": deviations})

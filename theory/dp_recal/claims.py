@@ -39,7 +39,7 @@ V0 = (("covtype", "mnist-v0"),)   # the same for the v0 experiments (v0:L518)
 AT_MOST = within_tolerance(0.0, relative=False)    # a measured value must not pass the criterion (`excess` <= 0)
 DOMINANCE = paired_dominance()                     # an ordering, one-sided paired tests, Holm
 AUDIT = audit_lower_bounds()
-WALK_LAW = fits_identity(level=activation.WALK_LEVEL)   # the walk's exact laws vs simulated walks, at the room's 1%
+WALK_LAW = fits_identity(activation.WALK_MARGIN, level=activation.WALK_LEVEL)   # the walk's exact laws vs simulated walks
 RESIDUAL = within_tolerance(convergence.RELATIVE_TOLERANCE)                  # an identity up to float64 slack
 ABSOLUTE_RESIDUAL = within_tolerance(convergence.RELATIVE_TOLERANCE, relative=False)
 EXPONENT = interval_below(complexity.EXPONENT_MARGIN)   # CI of the growth exponent minus the printed one

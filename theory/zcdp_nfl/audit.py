@@ -265,13 +265,17 @@ def _transcript_row(setup: AuditSetup, ledger, result: AuditResult, setting: str
         audit=accounting.audit_cell([result], delta, "exact LLR of the whole transcript, canary at the data bound"))
 
 
+def _lemma1_bounds(setup: AuditSetup) -> np.ndarray:
+    """Lemma I's Delta(n) of the target, n = 1..T: (T,)."""
+    return np.array([lemma1_sensitivity(setup.params.rho, setup.params.c1, setup.network, setup.params.step.eta(n),
+                                        AUDIT_SAMPLES_PER_AGENT)[TARGET] for n in range(1, AUDIT_HORIZON + 1)])
+
+
 def _normalized_updates(setup: AuditSetup, context: CheckContext):
     """dataset -> the target's pre-noise updates at n = 1..T from one fixed observed history, each in
     units of Lemma I's bound Delta(n) (so a probe against sensitivity 1 tests (11) at every n)."""
     history, _ = _history(setup, context)
-    iterations = range(1, AUDIT_HORIZON + 1)
-    bounds = np.array([lemma1_sensitivity(setup.params.rho, setup.params.c1, setup.network, setup.params.step.eta(n),
-                                          AUDIT_SAMPLES_PER_AGENT)[TARGET] for n in iterations])
+    bounds = _lemma1_bounds(setup)
 
     def normalized_updates(dataset: LocalData) -> np.ndarray:
         return target_path(setup, history, dataset)[:, 0] / bounds[:, None]
@@ -326,4 +330,88 @@ def probe_random_neighbours(loss: str, clip: bool):
                                                       else f"not refuted at {count} neighbours"))
         return _probe_measurement(result, summary, {"max_ratio_to_bound": result.max_distance, "neighbours": count,
                                                     "witness": list(result.witness_index), "loss": loss, "clip": clip})
+    return check
+
+
+# ---- a probe aimed at the leak of the un-noised state (reading `primal` of (25)-(26)) ------------------------------
+# Where R' is taken at the un-noised w_k^(n-1), which depends on the record, the update of n carries the previous
+# difference w_D^(n-1) - w_D'^(n-1) through (7)'s regulariser term on top of the canary's own gradient difference;
+# with an l2 R the carry is linear, -(2 lam / N) / (1/eta + 2 rho |N_k|) per step, so the differences of earlier
+# releases add up in a release when the canary's gradient difference switches on and off at the right iterations.
+# The search drives that switch through the (public, any-value-possible under Gaussian noise) history.
+LEAK_WINDOW = 8   # default: every on/off pattern of the 8 iterations before each release (256 histories); a difference
+#                   s iterations back reaches a release through s carries (about 0.06-0.13 each here), so patterns
+#                   further back move the ratio by < 1e-8. Plausible 4-12 (cost 2^window histories).
+
+
+def on_off_patterns(window: int, length: int) -> np.ndarray:
+    """(length, 2^window) booleans, column r the binary digits of r repeated with period `window`: the `window`
+    entries before any position show each of the 2^window on/off patterns in some column."""
+    bits = (np.arange(2 ** window)[None, :] >> np.arange(window)[:, None]) & 1
+    return bits[np.arange(length) % window].astype(bool)
+
+
+def steered_histories(history: np.ndarray, direction: np.ndarray, on: float, off: float, patterns: np.ndarray) -> np.ndarray:
+    """The observed history (T+1, 1, N, d) once per column of `patterns` (T, R): the target's broadcast at iterations
+    1..T moved along the unit `direction` to the coordinate `on` where the pattern is set and `off` where it is not,
+    its orthogonal part kept; the initial broadcast (iteration 0) as observed. (T+1, R, N, d)."""
+    histories = np.repeat(history, patterns.shape[1], axis=1)
+    broadcasts = histories[1:, :, TARGET]
+    coordinate = np.where(patterns, on, off)[..., None]
+    histories[1:, :, TARGET] = broadcasts + (coordinate - (broadcasts @ direction)[..., None]) * direction
+    return histories
+
+
+def leak_search(pre_noise, neighbours, history: np.ndarray, direction: np.ndarray, on: float, off: float,
+                bounds: np.ndarray, window: int = LEAK_WINDOW):
+    """The largest ||pre_noise(D) - pre_noise(D')|| / bounds[n] over every release n and every steered history
+    (`steered_histories` of the `on_off_patterns`). pre_noise(histories, dataset) -> (T, R, d), the updates
+    n = 1..T given each history. Returns the sensitivity probe's result (witness (pair, n - 1, history)), the
+    patterns and the histories."""
+    patterns = on_off_patterns(window, history.shape[0] - 1)
+    histories = steered_histories(history, direction, on, off, patterns)
+    result = sensitivity_probe(lambda dataset: pre_noise(histories, dataset) / bounds[:, None, None], neighbours, 1.0)
+    return result, patterns, histories
+
+
+def probe_state_leak(loss: str = "squared", clip: bool = True, reading: str = "primal"):
+    """Lemma I per release under a reading where the private state enters later updates (`primal`: R' at the
+    un-noised w_k, (25)-(26)): the leak_search over histories where the target's broadcast sits at the canary's
+    centre (x_c.w = 0: D's and D''s clipped gradients are opposite, their difference 2 c1) or beyond it
+    (x_c.w = 2 y_c: both clipped alike, no difference), every pattern over the LEAK_WINDOW iterations before each
+    release. The canary is the audit's feature x_c (||x_c|| = c1) with the label +-y_c, y_c = c1 / ||x_c||^2: twice the
+    smallest label at which the squared loss's clipped gradients at the centre are opposite (|l'| = 2 |y| ||x||^2
+    there), which keeps the steered broadcasts near the observed ones. Defined for the clipped squared loss (what
+    makes 'beyond' switch the difference off)."""
+
+    def check(context: CheckContext) -> Measurement:
+        setup = audit_setup(context, loss, clip, reading)
+        history, variances = _history(setup, context)
+        data, last = setup.neighbours[0], AUDIT_SAMPLES_PER_AGENT - 1
+        canary = data.features[TARGET, last]
+        label = setup.params.c1 / float(canary @ canary)
+        neighbours = (data.replace_sample(TARGET, last, canary, label), data.replace_sample(TARGET, last, canary, -label))
+        direction, beyond = canary / np.linalg.norm(canary), 2 * label / float(np.linalg.norm(canary))
+        result, patterns, histories = leak_search(lambda h, d: target_path(setup, h, d), neighbours, history,
+                                                  direction, 0.0, beyond, _lemma1_bounds(setup))
+        _, step, column = result.witness_index
+        n = step + 1
+        window = range(max(0, n - LEAK_WINDOW), n)                  # the broadcasts release n is computed from
+        coordinates = histories[window.start:n, column, TARGET] @ direction
+        centred = [i for i, c in zip(window, coordinates) if abs(c) < beyond / 2]
+        moved = (histories[1:n, column, TARGET] - history[1:n, 0, TARGET]) @ direction
+        sigmas = float(np.max(np.abs(moved) / np.sqrt(variances[1:n, TARGET]), initial=0.0))
+        searched = (f"{patterns.shape[1]} histories (every on/off pattern of the {LEAK_WINDOW} iterations before each "
+                    f"release: the target's broadcast at the canary's centre x_c.w = 0, where the clipped gradients of "
+                    f"(x_c, +-{label:g}) are opposite, or beyond it at x_c.w = {beyond:g}, where they agree; the other "
+                    f"clients as observed) x {AUDIT_HORIZON} releases")
+        outcome = (f"REFUTED: Lemma I's bound exceeded by {result.max_distance - 1:.3g} of itself; witness: the target's "
+                   f"broadcasts {window.start}..{n - 1} at the centre at {centred} and beyond it otherwise, up to "
+                   f"{sigmas:.3g} noise standard deviations from the observed run's" if result.refuted
+                   else "not refuted by this search")
+        summary = f"max ||w_D - w_D'|| / Delta(n) = {result.max_distance:.9g} at n = {n} over {searched}: {outcome}"
+        return _probe_measurement(result, summary, {
+            "max_ratio_to_bound": result.max_distance, "at_iteration": n, "histories": int(patterns.shape[1]),
+            "window": LEAK_WINDOW, "centred_broadcasts": centred, "steered_noise_sds": sigmas, "canary_label": label,
+            "loss": loss, "clip": clip, "reading": reading})
     return check

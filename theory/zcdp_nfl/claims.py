@@ -85,7 +85,9 @@ CLAIMS = (
           "Not claimed by the paper: with R' at the un-noised w_k as written in (25)-(26) (spec 2.6 R_subgrad_point), "
           "the private state leaks into later releases; does Lemma I's bound still hold per release?",
           Check("sensitivity probe, ridge clipped, R' at w_k", A, audits.probe_sensitivity("squared", True, "primal"),
-                rule=PROBE)),
+                rule=PROBE),
+          Check("probe aimed at the leak: histories steered on and off the canary's centre", A,
+                audits.probe_state_leak("squared", True, "primal"), rule=PROBE)),
     claim("zcdp-stronger-than-renyi", "headline", "L10, L28", "zCDP is stronger than Renyi-DP",
           "zCDP bounds all positive moments linearly, hence a stronger guarantee than Renyi-DP's single moment.",
           Check("sympy orders", S, symbolic.check_zcdp_vs_renyi, rule=EXACT)),
