@@ -85,7 +85,7 @@ def run_experiment(experiment: Experiment, profile: str, runner: Runner, root_se
     record = {"id": experiment.id, "title": config.title, "seed_line": config.seed_line,
               "paper_says": config.paper_says, "observed": output.observed, "images": images,
               "results": str(results_path.relative_to(out_dir)),
-              "parameters": [{"name": p.name, "value": jsonable(p.value), "source": p.source, "note": p.note}
-                             for p in config.parameters.values()],
+              "parameters": [{"name": p.name, "value": jsonable(p.value), "source": p.source, "note": p.note,
+                              **jsonable(p.spread())} for p in config.parameters.values()],
               "table": jsonable(output.table.to_dict(orient="records")) if output.table is not None else None}
     return ExperimentRun(experiment, config, results, record)
