@@ -68,9 +68,11 @@ def find_experiment(paper_id: str, experiment_id: str) -> Experiment:
     raise UnknownExperimentError(f"unknown figure/experiment {experiment_id!r} for paper {paper_id!r}; known: {known}")
 
 
-def run_experiment(experiment: Experiment, profile: str, runner: Runner, root_seed: int, out_dir: Path) -> ExperimentRun:
-    """Run the tasks (cached), store the results as Parquet with provenance, draw the figure."""
-    config = experiment.config(profile)
+def run_experiment(experiment: Experiment, profile: str, runner: Runner, root_seed: int, out_dir: Path,
+                   config: ExperimentConfig | None = None) -> ExperimentRun:
+    """Run the tasks (cached), store the results as Parquet with provenance, draw the figure. `config`: the
+    experiment's parameters if not its TOML's under `profile` (a sweep's run)."""
+    config = config if config is not None else experiment.config(profile)
     tasks = experiment.build_tasks(config)
     results = pd.concat(runner(tasks, root_seed), ignore_index=True)
     slug = f"{experiment.paper}__{experiment.id}__{profile}"
