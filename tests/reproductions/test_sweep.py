@@ -23,24 +23,10 @@ title = "t"
 seed_line = "L1"
 paper_says = "y stays below 1/2"
 
-[parameters.x]
-value = 0.2
-source = "default"
-why = "not given"
-range = [{low}, {high}]
-range_why = "what a reader could pick"
-
-[parameters.law]
-value = "a"
-source = "default"
-why = "not given"
-alternatives = ["a", "b"]
-range_why = "two readings"
-
-[parameters.n]
-value = 10
-source = "paper"
-line = "L2"
+[parameters]
+x = {{ value = 0.2, source = "default", why = "not given", range = [{low}, {high}], range_why = "what a reader could pick" }}
+n = {{ value = 10, source = "paper", line = "L2" }}
+law = {{ value = "a", source = "default", why = "not given", alternatives = ["a", "b"], range_why = "two readings" }}
 """
 
 
