@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from dpverify.algorithms.core.errors import DpverifyError, NotInContract
-from dpverify.theory.execution import CheckContext, ParametersNotSupplied, record_parameter_reads
+from dpverify.theory.execution import CheckContext, Parameters, ParametersNotSupplied, record_parameter_reads
 from dpverify.theory.rules import Rule, Verdict
 
 
@@ -123,6 +123,12 @@ class Check:
         return [e for need in self.needs for e in ((need,) if isinstance(need, str) else need)
                 if e in context.experiments and e in context.parameters and "datasets" in context.parameters[e]]
 
+    def results_read(self, context: CheckContext) -> list[str]:
+        """The needed experiments whose results this run supplied, with their parameters (a check that reads an
+        experiment's results depends on every parameter of it)."""
+        return [e for need in self.needs for e in ((need,) if isinstance(need, str) else need)
+                if e in context.experiments and isinstance(context.parameters.get(e), Parameters)]
+
     def decide(self, measurement: Measurement) -> tuple[Verdict, str, Mapping[str, Any]]:
         """The rule's verdict, the evidence line and its values, with the caveats the measurement names
         (Measurement: outside, cannot_confirm, cannot_refute, readings)."""
@@ -151,6 +157,8 @@ class Check:
             return CheckResult(self.name, self.method, Verdict.NOT_RUN, Evidence(reason), 0.0, self.rule)
         try:
             with record_parameter_reads() as read:
+                for experiment in self.results_read(context):   # its results depend on all of its parameters
+                    context.parameters[experiment].note_read(*context.parameters[experiment])
                 measurement = self.run(context)
             if not isinstance(measurement, Measurement):
                 raise TypeError(f"the check returned {type(measurement).__name__}, not a Measurement")

@@ -69,9 +69,11 @@ def test_holds_for_all_fails_for_all_and_depends_on(tmp_path):   # about 0.1 s
                                  "at": [{"value": 0.2, "verdict": "confirmed", "ours": True},
                                         {"value": 0.1, "verdict": "confirmed", "ours": False},
                                         {"value": 0.4, "verdict": "confirmed", "ours": False}]}]
-    assert record["free_defaults"] == [{"parameter": "toy/x", "value": 0.2, "range": [0.1, 0.4],
-                                        "range_why": "what a reader could pick", "swept": True}]
-    assert "qualification" not in record          # swept, and the verdict held: a plain confirmed
+    # the check reads the experiment's results, so it rests on all of its free defaults: x (swept) and law (not)
+    assert record["free_defaults"] == [
+        {"parameter": "toy/law", "value": "a", "alternatives": ["a", "b"], "range_why": "two readings", "swept": False},
+        {"parameter": "toy/x", "value": 0.2, "range": [0.1, 0.4], "range_why": "what a reader could pick", "swept": True}]
+    assert record["qualification"] == 'confirmed at our defaults (toy/law = "a", alternatives "a", "b"; not swept)'
     _, fails_all = _swept(tmp_path, 0.1, 0.4, threshold=0.05)
     assert fails_all.verdict == "refuted" and claim_record(fails_all, tmp_path)["sweeps"][0]["outcome"] == "fails for all"
     _, flips = _swept(tmp_path, 0.0, 1.0, threshold=0.5)
