@@ -30,7 +30,7 @@ import pandas as pd
 from dpverify.reproductions.report import figure_png, jsonable
 from dpverify.reproductions.runner import atomic_write, environment_digest, environment_provenance, quarantine
 from dpverify.theory.claims import Check, CheckResult, Claim, ClaimResult, Evidence, Verdict
-from dpverify.theory.execution import CheckContext, value_digest
+from dpverify.theory.execution import CheckContext, Parameters, value_digest
 
 SUFFIX = ".check.json"
 
@@ -50,7 +50,9 @@ def check_key(claim: Claim, check: Check, context: CheckContext, extra: Mapping[
     return value_digest({
         "claim": claim.id, "check": check.name, "method": str(check.method), "profile": context.profile,
         "root_seed": context.root_seed, "audit": [context.audit_samples, context.audit_confidence],
-        "parameters": {experiment: dict(values) for experiment, values in context.parameters.items()},
+        # by value and provenance (with each default's range): the result stores the provenance of what it read
+        "parameters": {experiment: values.provenance(*values) if isinstance(values, Parameters) else dict(values)
+                       for experiment, values in context.parameters.items()},
         "experiments": {experiment: frame_digest(frame) for experiment, frame in context.experiments.items()},
         # which datasets are available, not the wording of why one is not (offline, a failed download): a check that
         # read a missing dataset is not-run and never stored, and the files' checksums key the tasks that read them

@@ -66,6 +66,9 @@ BaselineOpt = Annotated[Optional[Path], typer.Option(help="a previous report's s
 JunitOpt = Annotated[Optional[Path], typer.Option(help="write JUnit XML here: one test case per claim (a regression "
                                                   "against --baseline fails its case)")]
 OutOpt = Annotated[Path, typer.Option(help="directory of the report, results and figures")]
+SweepOpt = Annotated[Optional[list[str]], typer.Option(
+    help="EXPERIMENT/PARAM (repeatable; needs PAPER): re-decide the claims that read this default at each end of its "
+         "range (or each alternative); a verdict that flips is inconclusive, 'depends on EXPERIMENT/PARAM'")]
 CacheOpt = Annotated[Path, typer.Option(help="result cache directory")]
 
 
@@ -154,6 +157,34 @@ def _verdict_line(result: ClaimResult, width: int) -> str:
     colour = {"confirmed": "green", "refuted": "red", "inconclusive": "yellow"}.get(result.verdict, "white")
     verdict = typer.style(f"{result.verdict:<12}", fg=colour, bold=True)
     return f"{result.claim.id:<{width}}  {verdict}  {result.summary[:160]}"
+
+
+def _sweeps(paper: str | None, specs: list[str] | None, profile: str) -> dict:
+    """The --sweep targets per paper, validated before any work (reproductions/sweep.py)."""
+    if not specs:
+        return {}
+    if not paper:
+        raise DpverifyError("--sweep needs a PAPER argument (see `dpverify list`)")
+    from dpverify.reproductions.experiments import experiments_of
+    from dpverify.reproductions.sweep import parse_sweeps
+
+    return {paper: parse_sweeps(specs, paper, profile, experiments_of(paper))}
+
+
+def _swept(results: list[ClaimResult], sweeps: list, context: CheckContext, log: Path, checks: CheckCache,
+           rerun=None) -> list[ClaimResult]:
+    """The claims re-decided over the sweeps (reproductions/sweep.py), each swept claim's verdict printed again."""
+    from dpverify.reproductions.sweep import sweep_claims
+
+    if not sweeps:
+        return results
+    swept = sweep_claims(results, sweeps, context, lambda claim, moved: _evaluate_or_report(claim, moved, log, checks),
+                         rerun, echo=lambda line: typer.echo(line, err=True))
+    width = max(len(r.claim.id) for r in swept)
+    for before, after in zip(results, swept):
+        if after is not before:
+            typer.echo("swept: " + _verdict_line(after, width))
+    return swept
 
 
 class Work:
@@ -253,7 +284,7 @@ def check(paper: PaperArg = None,
           strict: StrictOpt = False, baseline: BaselineOpt = None, junit: JunitOpt = None,
           out: Annotated[Optional[Path], typer.Option(help="also write OUT/summary.json (a baseline for later runs)")]
           = None,
-          seeds: SeedsOpt = 1) -> None:
+          seeds: SeedsOpt = 1, sweep: SweepOpt = None) -> None:
     """Run the theory checks of a paper (symbolic, ground truth, statistical), without the figures.
     Claims about figures are reported not-run here: `dpverify reproduce` checks them."""
     from dpverify.reproductions.check_cache import CheckCache
@@ -265,6 +296,7 @@ def check(paper: PaperArg = None,
     papers = _papers(paper)
     if claim:
         papers[0].claim(claim)
+    sweeps = _sweeps(paper, sweep, str(profile))
     baseline_summary = run_paths(cache=cache, out=out, baseline=baseline, junit=junit)
     parameters = {entry.id: _parameters(entry, profile) for entry in papers}
     runner, checks = Runner(cache_directory=cache, jobs=jobs), CheckCache(cache)
@@ -273,8 +305,9 @@ def check(paper: PaperArg = None,
         context = CheckContext(profile=str(profile), root_seed=seed, executor=runner, parameters=parameters[entry.id],
                                datasets=availability())
         work.begin()
-        results += _check_claims(entry, claim, context, (out or cache) / HARNESS_LOG,
-                                 _seed_contexts(context, seeds), checks)
+        log = (out or cache) / HARNESS_LOG
+        results += _swept(_check_claims(entry, claim, context, log, _seed_contexts(context, seeds), checks),
+                          sweeps.get(entry.id, []), context, log, checks)
         work.end(entry.id)
     typer.echo(work.line(), err=True)
     summary = _check_summary(papers, results, str(profile), out,
@@ -292,10 +325,12 @@ def reproduce(paper: PaperArg = None,
               out: OutOpt = DEFAULT_OUT,
               cache: CacheOpt = DEFAULT_CACHE, data_dir: DataDirOpt = None,
               seed: SeedOpt = DEFAULT_ROOT_SEED, strict: StrictOpt = False, baseline: BaselineOpt = None,
-              junit: JunitOpt = None, seeds: SeedsOpt = 1) -> None:
+              junit: JunitOpt = None, seeds: SeedsOpt = 1, sweep: SweepOpt = None) -> None:
     """Reproduce the figures, check every claim, and write the report (index.html, <paper>.md, summary.json).
     With --seeds K the experiments run again under K - 1 further root seeds (their results are cached, not
     drawn), and each randomized check is decided under every seed."""
+    import tempfile
+
     from dpverify.reproductions.check_cache import CheckCache
     from dpverify.reproductions.experiments import (
         experiment_results,
@@ -316,6 +351,7 @@ def reproduce(paper: PaperArg = None,
     papers = _papers(paper)
     experiments = {entry.id: [find_experiment(entry.id, figure)] if figure else experiments_of(entry.id)
                    for entry in papers}
+    sweeps = _sweeps(paper, sweep, str(profile))
     baseline_summary = run_paths(cache=cache, out=out, baseline=baseline, junit=junit)
     parameters = {entry.id: _parameters(entry, profile) for entry in papers}
     runner = Runner(cache_directory=cache, jobs=jobs, backend=str(backend), scheduler=scheduler)
@@ -333,6 +369,10 @@ def reproduce(paper: PaperArg = None,
         others = _seed_contexts(context, seeds, lambda root: {
             experiment.id: experiment_results(experiment, str(profile), runner, root) for experiment in experiments[entry.id]})
         results = _check_claims(entry, None, context, out / HARNESS_LOG, others, work.checks)
+        with tempfile.TemporaryDirectory() as scratch:   # a sweep's results and figures are not the report's
+            results = _swept(results, sweeps.get(entry.id, []), context, out / HARNESS_LOG, work.checks,
+                             lambda experiment, config: run_experiment(experiment, str(profile), runner, seed,
+                                                                       Path(scratch), config=config).results)
         work.end(entry.id)
         all_results += results
         provenance = {**environment_provenance(), "root_seed": seed, "seeds": seeds, "jobs": jobs,

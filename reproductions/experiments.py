@@ -75,9 +75,11 @@ def experiment_results(experiment: Experiment, profile: str, runner: Runner, roo
     return pd.concat(runner(experiment.build_tasks(config), root_seed), ignore_index=True)
 
 
-def run_experiment(experiment: Experiment, profile: str, runner: Runner, root_seed: int, out_dir: Path) -> ExperimentRun:
-    """Run the tasks (cached), store the results as Parquet with provenance, draw the figure."""
-    config = experiment.config(profile)
+def run_experiment(experiment: Experiment, profile: str, runner: Runner, root_seed: int, out_dir: Path,
+                   config: ExperimentConfig | None = None) -> ExperimentRun:
+    """Run the tasks (cached), store the results as Parquet with provenance, draw the figure. `config`: the
+    experiment's parameters if not its TOML's under `profile` (a sweep's run)."""
+    config = config if config is not None else experiment.config(profile)
     tasks = experiment.build_tasks(config)
     results = pd.concat(runner(tasks, root_seed), ignore_index=True)
     slug = f"{experiment.paper}__{experiment.id}__{profile}"
@@ -92,7 +94,7 @@ def run_experiment(experiment: Experiment, profile: str, runner: Runner, root_se
     record = {"id": experiment.id, "title": config.title, "seed_line": config.seed_line,
               "paper_says": config.paper_says, "observed": output.observed, "images": images,
               "results": str(results_path.relative_to(out_dir)),
-              "parameters": [{"name": p.name, "value": jsonable(p.value), "source": p.source, "note": p.note}
-                             for p in config.parameters.values()],
+              "parameters": [{"name": p.name, "value": jsonable(p.value), "source": p.source, "note": p.note,
+                              **jsonable(p.spread())} for p in config.parameters.values()],
               "table": jsonable(output.table.to_dict(orient="records")) if output.table is not None else None}
     return ExperimentRun(experiment, config, results, record)

@@ -21,7 +21,7 @@ import numpy as np
 from dpverify.reproductions.constants import room_constants
 from dpverify.theory.accounting import PRIVACY_KEY
 from dpverify.theory.claims import ClaimResult, Paper, Verdict
-from dpverify.theory.robustness import seeds_agreeing
+from dpverify.theory.robustness import seeds_agreeing, sweep_outcomes
 
 VERDICT_ORDER = [Verdict.REFUTED, Verdict.INCONCLUSIVE, Verdict.NOT_RUN, Verdict.CONFIRMED]
 VERDICT_COLOURS = {"confirmed": "#1a7f37", "refuted": "#cf222e", "inconclusive": "#9a6700", "not-run": "#6e7781"}
@@ -90,9 +90,65 @@ def claim_record(result: ClaimResult, figures_dir: Path) -> dict[str, Any]:
               "not_run_reason": claim.not_run_reason if not result.results else "", "checks": checks}
     if (seeds := seeds_agreeing(result)) is not None:    # run under several root seeds (check --seeds)
         record["seeds"] = seeds
+    if sweeps := jsonable(sweep_outcomes(result)):        # swept over a default's range (reproduce --sweep)
+        record["sweeps"] = sweeps
+    if defaults := free_defaults(checks, {s["parameter"] for s in sweeps}):
+        record["free_defaults"] = defaults
+    if qualification := qualified_verdict(record):
+        record["qualification"] = qualification
     if privacy:
         record["privacy"] = privacy
     return record
+
+
+def free_defaults(checks: list[dict[str, Any]], swept: set[str]) -> list[dict[str, Any]]:
+    """The free defaults (a range or alternatives) that a claim's checks read: "experiment/name", our value, the
+    range or alternatives with why, and whether this run swept it."""
+    found: dict[str, dict[str, Any]] = {}
+    for check in checks:
+        for name, p in check["parameters"].items():
+            if p.get("source") == "default" and ("range" in p or "alternatives" in p):
+                key = "range" if "range" in p else "alternatives"
+                found.setdefault(name, {"parameter": name, "value": p["value"], key: p[key],
+                                        "range_why": p.get("range_why", ""), "swept": name in swept})
+    return list(found.values())
+
+
+QUALIFIED_SHOWN = 3   # free defaults named in a qualified verdict; the rest are in claims[].free_defaults
+
+
+def qualified_verdict(claim: dict[str, Any]) -> str:
+    """A confirmed or refuted claim decided by checks that read free defaults that were not swept, as it may be
+    said: "confirmed at our defaults (X = v, range a..b, not swept)". '' when the verdict does not rest on them:
+    a refutation by a check that read none stands whatever we chose."""
+    verdict = claim["verdict"]
+    if verdict not in ("confirmed", "refuted"):
+        return ""
+    deciding = [c for c in claim["checks"] if c["verdict"] == verdict]
+    unswept = {d["parameter"]: d for d in claim.get("free_defaults", []) if not d["swept"]}
+    reads = [[n for n in c["parameters"] if n in unswept] for c in deciding]
+    if verdict == "refuted" and not all(reads):
+        return ""
+    names = list(dict.fromkeys(n for names in reads for n in names))
+    if not names:
+        return ""
+
+    def spread(d: dict[str, Any]) -> str:
+        if "range" in d:
+            return f"range {d['range'][0]:g}..{d['range'][1]:g}"
+        return "alternatives " + ", ".join(json.dumps(a) for a in d["alternatives"])
+    shown = [f"{n} = {json.dumps(unswept[n]['value'])}, {spread(unswept[n])}" for n in names[:QUALIFIED_SHOWN]]
+    more = f"; and {len(names) - QUALIFIED_SHOWN} more" if len(names) > QUALIFIED_SHOWN else ""
+    return f"{verdict} at our defaults ({'; '.join(shown)}{more}; not swept)"
+
+
+def _verdict_text(claim: dict[str, Any]) -> str:
+    """The claim's verdict as the report shows it: qualified when it rests on defaults not swept, with the sweeps."""
+    text = claim.get("qualification") or claim["verdict"]
+    sweeps = "; ".join(f"{s['parameter']}: {s['outcome']} (" + ", ".join(
+        f"{json.dumps(a['value'])}{' (ours)' if a['ours'] else ''}: {a['verdict']}" for a in s["at"]) + ")"
+        for s in claim.get("sweeps", []))
+    return text + (f"; swept {sweeps}" if sweeps else "")
 
 
 def paper_record(paper: Paper, results: list[ClaimResult], figures: list[dict[str, Any]], *, profile: str,
@@ -110,8 +166,9 @@ def paper_record(paper: Paper, results: list[ClaimResult], figures: list[dict[st
 
 
 # of summary.json (1.1: optional claims[].seeds; 1.2: optional claims[].privacy, the one stamp `run` on a line of its
-# own, papers[].seconds the checks' computing time); reproductions/summary.schema.json describes it (bump both together)
-SCHEMA_VERSION = "1.2"
+# own, papers[].seconds the checks' computing time; 1.3: optional claims[].free_defaults, .qualification, .sweeps);
+# reproductions/summary.schema.json describes it (bump both together)
+SCHEMA_VERSION = "1.3"
 SCHEMA_FILE = Path(__file__).with_name("summary.schema.json")
 
 
@@ -253,6 +310,7 @@ def render_markdown(record: dict[str, Any]) -> str:
            "A refuted claim is a finding with its evidence; `not-run` says why; an audit that finds no "
            "violation says \"not refuted at N samples\", never \"private\".", "", "## Claims", ""]
     rows = [[f"`{c['id']}`", c["seed_line"], c["title"], f"{VERDICT_SYMBOLS[c['verdict']]} **{c['verdict']}**"
+             + _verdict_text(c).removeprefix(c["verdict"])
              + (f" ({c['seeds']['agreeing']}/{c['seeds']['count']} seeds agree)" if "seeds" in c else ""),
              "; ".join(f"{k['name']} ({k['method']}): {k['summary']}" for k in c["checks"]) or c["not_run_reason"]]
             for c in record["claims"]]
@@ -267,7 +325,8 @@ def render_markdown(record: dict[str, Any]) -> str:
                 *[f"- {note}" for note in privacy_notes], ""]
     out += ["## Claim details", ""]
     for claim in record["claims"]:
-        out += [f"### `{claim['id']}` — {claim['verdict']}", "", f"*{claim['seed_line']}* — {claim['statement']}", ""]
+        out += [f"### `{claim['id']}` — {_verdict_text(claim)}", "", f"*{claim['seed_line']}* — {claim['statement']}",
+                ""]
         if not claim["checks"]:
             out += [f"Not run: {claim['not_run_reason']}", ""]
         for check in claim["checks"]:
@@ -348,7 +407,7 @@ def _render_paper_html(record: dict[str, Any], out_dir: Path) -> str:
         evidence = "".join(details) or f"<i>not run:</i> {e(claim['not_run_reason'])}"
         parts.append(f"<tr><td><code>{e(claim['id'])}</code></td><td>{e(claim['seed_line'])}</td>"
                      f"<td><b>{e(claim['title'])}</b><br><span class='note'>{e(claim['statement'])}</span></td>"
-                     f"<td>{_badge(claim['verdict'])}</td><td>{evidence}</td></tr>")
+                     f"<td>{_badge(claim['verdict'])}{_qualification_html(claim)}</td><td>{evidence}</td></tr>")
     parts.append("</table>")
     if audits := audit_rows(record):
         header = "".join(f"<th>{e(h)}</th>" for h in AUDIT_HEADER)
@@ -383,6 +442,11 @@ def _render_paper_html(record: dict[str, Any], out_dir: Path) -> str:
                      f"{e(CONSTANTS_NOTE)}</p><table><tr>{head}</tr>{rows}</table></details>")
     parts.append(f"<details><summary>provenance</summary><pre>{e(json.dumps(record['provenance'], indent=2))}</pre></details>")
     return "\n".join(parts)
+
+
+def _qualification_html(claim: dict[str, Any]) -> str:
+    text = _verdict_text(claim).removeprefix(claim["verdict"]).strip()
+    return f"<br><span class='note'>{html.escape(text)}</span>" if text else ""
 
 
 def _privacy_html(table: tuple[list[list[str]], list[str]]) -> str:

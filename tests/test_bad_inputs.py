@@ -109,6 +109,14 @@ CASES = [
     case("reproduce-figure-without-paper", "reproduce --figure figure-1", "--figure needs a PAPER argument"),
     case("reproduce-seeds-0", f"{FIGURE_1} --seeds 0", "Invalid value for '--seeds'"),
     case("reproduce-dask-without-scheduler", f"{FIGURE_1} --backend dask", "--backend dask needs --scheduler"),
+    case("reproduce-sweep-without-paper", "reproduce --sweep figure-1/rho", "--sweep needs a PAPER argument"),
+    case("reproduce-sweep-unknown-experiment", "reproduce zcdp-nfl --sweep figure-9/rho",
+         "--sweep 'figure-9/rho': expected EXPERIMENT/PARAM with EXPERIMENT one of paper 'zcdp-nfl''s experiments"),
+    case("reproduce-sweep-paper-value", "reproduce zcdp-nfl --sweep figure-1/num_agents",
+         "--sweep 'figure-1/num_agents': 'num_agents' is the paper's value; free defaults of figure-1"),
+    case("reproduce-sweep-profile-size", "reproduce zcdp-nfl --sweep figure-1/instances",
+         "'instances' is the quick profile's size, not a choice of meaning"),
+    case("check-sweep-derived", "check zcdp-nfl --sweep figure-1/learning_rate", "'learning_rate' is derived"),
     case("reproduce-scheduler-without-dask", f"{FIGURE_1} --scheduler tcp://127.0.0.1:1",
          "--scheduler is only used with --backend dask"),
     case("reproduce-unknown-backend", f"{FIGURE_1} --backend spark", "Invalid value for '--backend'"),
@@ -401,6 +409,25 @@ TOML_HEAD = "[experiment]\nid = 'figure-1'\ntitle = 't'\nseed_line = 'L1'\npaper
     ("profiles = 3\n" + TOML_HEAD + "[parameters]\n", "{path}, line 1: expected a table [profiles.quick] of overrides"),
     (TOML_HEAD + "[parameters]\n[profiles]\nquick = 3\n", "{path}: expected a table [profiles.quick] of overrides"),
     ("a = 1\nb = = 2\n", "{path}: malformed TOML (Invalid value (at line 2, column 5))"),
+    # a default says how far our choice reaches (range, alternatives or derived), and lies inside its own range
+    (TOML_HEAD + "\n[parameters.a]\nvalue = 1\nsource = 'default'\nwhy = 'w'\n",
+     "{path}, line 7: default 'a' needs exactly one of range = [low, high], alternatives = [...] (each with range_why) "
+     "or derived = '...'; got none"),
+    (TOML_HEAD + "[parameters.a]\nvalue = 1\nsource = 'default'\nwhy = 'w'\nrange = [0, 2]\nderived = 'd'\n",
+     "{path}, line 6: default 'a' needs exactly one of range = [low, high], alternatives = [...] (each with range_why) "
+     "or derived = '...'; got range, derived"),
+    (TOML_HEAD + "[parameters.a]\nvalue = 3\nsource = 'default'\nwhy = 'w'\nrange = [0, 2]\nrange_why = 'r'\n",
+     "{path}, line 6: default 'a' = 3 lies outside its own range [0, 2]"),
+    (TOML_HEAD + "[parameters.a]\nvalue = 1\nsource = 'default'\nwhy = 'w'\nrange = [2, 0]\nrange_why = 'r'\n",
+     "{path}, line 6: default 'a': range must be [low, high], two numbers with low < high; got [2, 0]"),
+    (TOML_HEAD + "[parameters.a]\nvalue = 1\nsource = 'default'\nwhy = 'w'\nrange = [0, 2]\n",
+     "{path}, line 6: default 'a': range needs range_why"),
+    (TOML_HEAD + "[parameters.a]\nvalue = 'x'\nsource = 'default'\nwhy = 'w'\nalternatives = ['y', 'z']\n"
+     "range_why = 'r'\n", "{path}, line 6: default 'a' = 'x' is not among its own alternatives ['y', 'z']"),
+    (TOML_HEAD + "[parameters.a]\nvalue = 'x'\nsource = 'default'\nwhy = 'w'\nalternatives = ['x']\nrange_why = 'r'\n",
+     "{path}, line 6: default 'a': alternatives must list at least two distinct values; got ['x']"),
+    (TOML_HEAD + "[parameters.a]\nvalue = 1\nsource = 'paper'\nline = 'L1'\nrange = [0, 2]\n",
+     "{path}, line 6: parameter 'a' is the paper's value; it takes no range"),
     (b"\xff\xfe", "{path}: cannot read it"),
 ])
 def test_every_fault_of_an_experiment_toml_names_the_file_and_its_line(text, expected, tmp_path):

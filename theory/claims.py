@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from dpverify.algorithms.core.errors import DpverifyError, NotInContract
-from dpverify.theory.execution import CheckContext, ParametersNotSupplied, record_parameter_reads
+from dpverify.theory.execution import CheckContext, Parameters, ParametersNotSupplied, record_parameter_reads
 from dpverify.theory.rules import Rule, Verdict
 
 
@@ -123,6 +123,12 @@ class Check:
         return [e for need in self.needs for e in ((need,) if isinstance(need, str) else need)
                 if e in context.experiments and e in context.parameters and "datasets" in context.parameters[e]]
 
+    def results_read(self, context: CheckContext) -> list[str]:
+        """The needed experiments whose results this run supplied, with their parameters (a check that reads an
+        experiment's results depends on every parameter of it)."""
+        return [e for need in self.needs for e in ((need,) if isinstance(need, str) else need)
+                if e in context.experiments and isinstance(context.parameters.get(e), Parameters)]
+
     def decide(self, measurement: Measurement) -> tuple[Verdict, str, Mapping[str, Any]]:
         """The rule's verdict, the evidence line and its values, with the caveats the measurement names
         (Measurement: outside, cannot_confirm, cannot_refute, readings)."""
@@ -131,15 +137,9 @@ class Check:
                     + measurement.summary, measurement.values)
         if measurement.readings:
             decided = {name: self.decide(m) for name, m in measurement.readings.items()}
-            verdicts = {name: verdict for name, (verdict, _, _) in decided.items()}
-            listing = "; ".join(f"{name}: {verdict}" for name, verdict in verdicts.items())
-            agree = len(set(verdicts.values())) == 1
-            head = (f"The same verdict under every reading of {measurement.depends_on} ({listing}). " if agree else
-                    f"Depends on {measurement.depends_on} ({listing}): inconclusive. ")
+            verdict, head, readings = over_readings(measurement.depends_on, decided)
             summary = head + measurement.summary + "".join(f" | {name}: {line}" for name, (_, line, _) in decided.items())
-            values = {**measurement.values, "depends_on": measurement.depends_on,
-                      "readings": {name: {"verdict": str(v), **vals} for name, (v, _, vals) in decided.items()}}
-            return (next(iter(verdicts.values())) if agree else Verdict.INCONCLUSIVE), summary, values
+            return verdict, summary, {**measurement.values, "depends_on": measurement.depends_on, "readings": readings}
         verdict = Verdict(self.rule.decide(measurement))
         if verdict == Verdict.CONFIRMED and measurement.cannot_confirm:
             return (Verdict.INCONCLUSIVE, f"The rule confirms, but this instance could not have refuted the claim "
@@ -157,6 +157,8 @@ class Check:
             return CheckResult(self.name, self.method, Verdict.NOT_RUN, Evidence(reason), 0.0, self.rule)
         try:
             with record_parameter_reads() as read:
+                for experiment in self.results_read(context):   # its results depend on all of its parameters
+                    context.parameters[experiment].note_read(*context.parameters[experiment])
                 measurement = self.run(context)
             if not isinstance(measurement, Measurement):
                 raise TypeError(f"the check returned {type(measurement).__name__}, not a Measurement")
@@ -171,6 +173,21 @@ class Check:
 
 
 _UNKNOWN = "availability not determined in this run"
+
+
+def over_readings(depends_on: str, decided: Mapping[str, tuple[Verdict, str, Mapping[str, Any]]]
+                  ) -> tuple[Verdict, str, dict[str, Any]]:
+    """The one rule for a verdict under several readings of something the paper leaves open (a law, a domain, a
+    default's range; `decided`: reading -> (verdict, evidence line, values)): the common verdict if every reading
+    gives it, else inconclusive, "depends on <depends_on>". Returns the verdict, the head of the evidence line
+    (each reading's verdict) and the readings' record (each reading's verdict with its values)."""
+    verdicts = {name: verdict for name, (verdict, _, _) in decided.items()}
+    listing = "; ".join(f"{name}: {verdict}" for name, verdict in verdicts.items())
+    agree = len(set(verdicts.values())) == 1
+    head = (f"The same verdict under every reading of {depends_on} ({listing}). " if agree else
+            f"Depends on {depends_on} ({listing}): inconclusive. ")
+    readings = {name: {"verdict": str(verdict), **values} for name, (verdict, _, values) in decided.items()}
+    return (next(iter(verdicts.values())) if agree else Verdict.INCONCLUSIVE), head, readings
 
 
 class NothingToMeasure(DpverifyError):

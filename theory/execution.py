@@ -124,12 +124,15 @@ class UndeclaredParameterError(DpverifyError, KeyError):
 
 class Parameters(Mapping[str, Any]):
     """An experiment's parameter values as a check receives them (`context.parameters[experiment]`),
-    each with its provenance: source "paper" with the seed line, or "default" with why. Reading a
-    parameter the experiment does not declare raises, `.get` included: no check falls back to a
+    each with its provenance: source "paper" with the seed line, or "default" with why, and a default's
+    spread (its range or alternatives with range_why, or how it is derived; reproductions/params.py). Reading
+    a parameter the experiment does not declare raises, `.get` included: no check falls back to a
     default of its own."""
 
-    def __init__(self, experiment: str, values: Mapping[str, Any], provenance: Mapping[str, tuple[str, str]]):
+    def __init__(self, experiment: str, values: Mapping[str, Any], provenance: Mapping[str, tuple[str, str]],
+                 spreads: Mapping[str, Mapping[str, Any]] | None = None):
         self.experiment, self._values, self._provenance = experiment, dict(values), dict(provenance)
+        self._spreads = dict(spreads or {})
 
     def __getitem__(self, name: str) -> Any:
         if name not in self._values:
@@ -158,9 +161,9 @@ class Parameters(Mapping[str, Any]):
         return repr(self._values)
 
     def provenance(self, *names: str) -> dict[str, dict[str, Any]]:
-        """{name: {"value", "source", "note"}} of the named parameters."""
+        """{name: {"value", "source", "note", and the default's spread if declared}} of the named parameters."""
         return {name: {"value": self._values[name], "source": self._provenance[name][0],
-                       "note": self._provenance[name][1]} for name in names}
+                       "note": self._provenance[name][1], **self._spreads.get(name, {})} for name in names}
 
 
 _READS: ContextVar[dict[str, dict[str, Any]] | None] = ContextVar("parameter_reads", default=None)

@@ -1,9 +1,14 @@
-"""How robust a verdict is to the root seed (`dpverify check --seeds K`).
+"""How robust a verdict is to the root seed (`dpverify check --seeds K`) and to the defaults we chose
+(`dpverify reproduce --sweep EXPERIMENT/PARAM`).
 
 A claim's randomized checks run under K root seeds (symbolic checks are deterministic and run once). Per
 check, the verdicts either agree, and the check keeps its first seed's evidence with the seeds noted, or
 they flip, and the check is inconclusive: a verdict that one seed gives and another takes back was decided
 by the seed, not by the evidence (DESIGN.md, "What a verdict may say").
+
+A swept default is decided like a reading the paper leaves open (claims.over_readings, the one rule): each
+check that read it is re-decided at each end of its range (or each alternative); the same verdict throughout
+stands, a verdict that flips is inconclusive, "depends on <parameter>", with the evidence at every value.
 """
 
 from __future__ import annotations
@@ -11,8 +16,18 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import replace
+from typing import Any
 
-from dpverify.theory.claims import CheckResult, Claim, ClaimResult, Evidence, Method, Verdict
+from dpverify.theory.claims import (
+    CheckResult,
+    Claim,
+    ClaimResult,
+    Evidence,
+    Method,
+    Verdict,
+    combine_verdicts,
+    over_readings,
+)
 
 
 def randomized(claim: Claim) -> Claim | None:
@@ -52,3 +67,61 @@ def seeds_agreeing(result: ClaimResult) -> dict[str, int] | None:
     if not records:
         return None
     return {"count": len(records[0]["root_seeds"]), "agreeing": min(record["agreeing"] for record in records)}
+
+
+# ------------------------------------------------------------------ across a default's plausible range (--sweep)
+DEFAULTS_LABEL = "at our defaults"   # the reading every sweep is compared with: the run at the declared values
+
+
+def across_values(first: ClaimResult, swept: Sequence[tuple[str, Any, ClaimResult]]) -> ClaimResult:
+    """`first`: the claim at our defaults; `swept`: (parameter "experiment/name", value, the claim re-decided with
+    that parameter at that value), for every value of every swept parameter. Each check that read a swept
+    parameter is decided over its values by the readings rule (claims.over_readings): the same verdict at every
+    value stands, with the evidence at each; a verdict that flips is inconclusive, "depends on <parameter>"."""
+    checks = []
+    for index, check in enumerate(first.results):
+        runs = [(name, value, result.results[index]) for name, value, result in swept if name in check.parameters]
+        if not runs or check.verdict == Verdict.NOT_RUN:
+            checks.append(check)
+            continue
+        decided = {DEFAULTS_LABEL: (check.verdict, check.evidence.summary, {})}
+        decided |= {f"{name} = {value!r}": (r.verdict, r.evidence.summary, {}) for name, value, r in runs}
+        names = ", ".join(dict.fromkeys(name for name, _, _ in runs))
+        verdict, head, readings = over_readings(names, decided)
+        for (name, value, _), label in zip(runs, list(readings)[1:]):
+            readings[label] |= {"parameter": name, "value": value}
+        summary = head + check.evidence.summary + "".join(f" | {label}: {r.evidence.summary}"
+                                                          for label, (_, _, r) in zip(list(readings)[1:], runs))
+        values = {**check.evidence.values, "sweep": {"depends_on": names, "readings": readings}}
+        checks.append(replace(check, verdict=verdict, evidence=Evidence(summary, values, check.evidence.figure)))
+    return ClaimResult(first.claim, tuple(checks))
+
+
+def sweep_outcomes(result: ClaimResult) -> list[dict[str, Any]]:
+    """Per swept parameter of a claim (across_values), the claim's verdict at each of its values, ours first (the
+    worst of its checks there, claims.combine_verdicts; a check that did not read the parameter keeps its verdict
+    at our defaults) and the outcome: "holds for all" (confirmed throughout), "fails for all" (refuted throughout),
+    "<verdict> for all", or "depends on <parameter>"."""
+    records = [check.evidence.values.get("sweep", {}).get("readings", {}) for check in result.results]
+    at_defaults = [Verdict(r[DEFAULTS_LABEL]["verdict"]) if r else check.verdict
+                   for r, check in zip(records, result.results)]
+    values: dict[str, list[Any]] = {}
+    for readings in records:
+        for reading in list(readings.values())[1:]:
+            if reading["value"] not in values.setdefault(reading["parameter"], []):
+                values[reading["parameter"]].append(reading["value"])
+    outcomes = []
+    for name, swept in values.items():
+        def verdict_at(value: Any) -> Verdict:
+            return combine_verdicts([next((Verdict(r["verdict"]) for r in list(readings.values())[1:]
+                                           if r["parameter"] == name and r["value"] == value), default)
+                                     for readings, default in zip(records, at_defaults)])
+        ours = next(check.parameters[name]["value"] for check in result.results if name in check.parameters)
+        rows = [(ours, combine_verdicts(at_defaults))] + [(value, verdict_at(value)) for value in swept]
+        kinds = {verdict for _, verdict in rows}
+        outcome = ("holds for all" if kinds == {Verdict.CONFIRMED} else "fails for all" if kinds == {Verdict.REFUTED}
+                   else f"{rows[0][1]} for all" if len(kinds) == 1 else f"depends on {name}")
+        outcomes.append({"parameter": name, "outcome": outcome,
+                         "at": [{"value": value, "verdict": str(verdict), "ours": index == 0}
+                                for index, (value, verdict) in enumerate(rows)]})
+    return outcomes

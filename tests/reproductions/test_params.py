@@ -21,6 +21,21 @@ line = "L304"
 value = 0.99
 source = "default"
 why = "not given"
+range = [0.95, 0.99]
+range_why = "the spec's sweep"
+
+[parameters.law]
+value = "a"
+source = "default"
+why = "not given"
+alternatives = ["a", "b"]
+range_why = "both readings"
+
+[parameters.theta]
+value = 4.0
+source = "default"
+why = "not given"
+derived = "the smallest valid bound"
 
 [profiles.quick]
 num_agents = 10
@@ -42,7 +57,34 @@ def test_profiles_and_provenance(tmp_path):
     assert quick["num_agents"] == 10
     assert quick.parameters["num_agents"].source == "default"
     assert "quick profile" in quick.parameters["num_agents"].note and "50" in quick.parameters["num_agents"].note
-    assert [p.name for p in quick.defaults()] == ["num_agents", "tau"]
+    assert [p.name for p in quick.defaults()] == ["num_agents", "tau", "law", "theta"]
+
+
+def test_each_default_says_how_far_our_choice_reaches(tmp_path):
+    quick = load_experiment(write(tmp_path, GOOD), "quick")
+    tau, law, theta, agents = (quick.parameters[n] for n in ("tau", "law", "theta", "num_agents"))
+    assert tau.free and tau.sweep_values() == [0.95, 0.99]
+    assert tau.spread() == {"range": [0.95, 0.99], "range_why": "the spec's sweep"}
+    assert law.free and law.sweep_values() == ["a", "b"]
+    assert not theta.free and theta.spread() == {"derived": "the smallest valid bound"}
+    assert not agents.free and agents.spread() == {"profile": True}     # a profile override: the profile's size
+    provenance = quick.as_parameters().provenance("tau", "num_agents")
+    assert provenance["tau"]["range"] == [0.95, 0.99] and "range" not in provenance["num_agents"]
+    swept = quick.with_value("tau", 0.95)
+    assert swept["tau"] == 0.95 and swept.parameters["tau"].range == (0.95, 0.99) and quick["tau"] == 0.99
+
+
+def test_every_shipped_default_carries_a_range_alternatives_or_derivation():
+    from dpverify.reproductions.experiments import experiments_of
+    from dpverify.theory.papers import paper_ids
+
+    free = 0
+    for paper in paper_ids():
+        for experiment in experiments_of(paper):
+            for p in experiment.config("paper").defaults():
+                assert p.free or p.derived, f"{experiment.config_file}: {p.name}"
+                free += p.free
+    assert free > 100
 
 
 def test_unattributed_value_and_unknown_profile_rejected(tmp_path):

@@ -1,5 +1,7 @@
 """A figure's summary table (FigureOutput.table, e.g. printed numbers beside ours) reaches both reports."""
 
+import pytest
+
 from dpverify.reproductions.report import (
     TABLE_ROWS_SHOWN,
     figure_table,
@@ -65,3 +67,89 @@ def test_the_summary_stamp_is_one_line_and_the_only_one_a_rewrite_changes(tmp_pa
     assert list(summary) == ["schema_version", "run", "papers"] and summary["papers"]["dp-recal"] == record
     assert "generated " + summary["run"]["generated"] + "; tasks computed: {&quot;dp-recal&quot;: 0}" in render_html(
         summary, out_dir=None)
+
+
+def _claim(verdict, checks):
+    return {"id": "zcdp-nfl/theorem-4", "kind": "theorem", "seed_line": "L256", "title": "rate", "statement": "O(1/n)",
+            "verdict": verdict, "not_run_reason": "", "checks": checks}
+
+
+def _check(verdict, parameters):
+    return {"name": f"c-{len(parameters)}", "method": "numerical", "verdict": verdict, "summary": "s", "values": {},
+            "seconds": 0.0, "figure": None, "rule": None, "paper": "", "parameters": parameters}
+
+
+RHO = {"figure-1/rho": {"value": 0.2, "source": "default", "note": "not given", "range": [0.05, 1.0],
+                        "range_why": "the tuning grid"}}
+LAW = {"figure-1/law": {"value": "a", "source": "default", "note": "not given", "alternatives": ["a", "b"],
+                        "range_why": "two readings"},
+       "figure-1/T": {"value": 500, "source": "paper", "note": "L301"},
+       "figure-1/theta": {"value": 4.0, "source": "default", "note": "bound", "derived": "smallest valid"}}
+
+
+def test_a_verdict_resting_on_defaults_not_swept_is_never_shown_plain():
+    import json
+
+    import jsonschema
+
+    from dpverify.reproductions.report import SCHEMA_FILE, free_defaults, qualified_verdict
+
+    checks = [_check("confirmed", RHO), _check("confirmed", LAW)]
+    claim = _claim("confirmed", checks)
+    claim["free_defaults"] = free_defaults(checks, swept=set())
+    assert [d["parameter"] for d in claim["free_defaults"]] == ["figure-1/rho", "figure-1/law"]   # not T, not theta
+    claim["qualification"] = qualified_verdict(claim)
+    assert claim["qualification"] == ('confirmed at our defaults (figure-1/rho = 0.2, range 0.05..1; figure-1/law = '
+                                      '"a", alternatives "a", "b"; not swept)')
+    markdown = render_markdown({**_record([]), "claims": [claim], "figures": []})
+    assert "✔ **confirmed** at our defaults (figure-1/rho = 0.2, range 0.05..1;" in markdown
+    assert "### `zcdp-nfl/theorem-4` — confirmed at our defaults (" in markdown
+    assert "at our defaults (figure-1/rho = 0.2" in render_html({"papers": {"x": {**_record([]), "claims": [claim],
+                                                                                   "figures": []}}}, out_dir=None)
+    schema = json.loads(SCHEMA_FILE.read_text())
+    jsonschema.validate(claim, {"$defs": schema["$defs"], "$ref": "#/$defs/claim"})
+    # a refutation by a check that read no free default stands whatever we chose: plain refuted
+    plain = _claim("refuted", [_check("refuted", {}), _check("refuted", RHO)])
+    plain["free_defaults"] = free_defaults(plain["checks"], swept=set())
+    assert qualified_verdict(plain) == ""
+    # a swept default no longer qualifies it; one refuting check that read a free default does
+    assert qualified_verdict({**claim, "free_defaults": free_defaults(checks, {"figure-1/rho", "figure-1/law"})}) == ""
+    only = _claim("refuted", [_check("confirmed", {}), _check("refuted", RHO)])
+    only["free_defaults"] = free_defaults(only["checks"], swept=set())
+    assert qualified_verdict(only) == "refuted at our defaults (figure-1/rho = 0.2, range 0.05..1; not swept)"
+
+
+def test_a_known_claim_records_the_defaults_its_verdict_rests_on(tmp_path):   # about 0.1 s after imports
+    """dpdo-nc's Assumption 1 is checked on the cyclic schedule with B = window, our default 2 (range 2..3)."""
+    from dpverify.reproductions.experiments import parameters_of
+    from dpverify.reproductions.report import claim_record
+    from dpverify.theory.claims import evaluate
+    from dpverify.theory.execution import CheckContext
+    from dpverify.theory.papers import get_paper
+
+    result = evaluate(get_paper("dpdo-nc").claim("assumption-1"),
+                      CheckContext(parameters=parameters_of("dpdo-nc", "quick")))
+    record = claim_record(result, tmp_path)
+    assert record["verdict"] == "confirmed"
+    assert record["free_defaults"] == [{"parameter": "figure-1/window", "value": 2, "range": [2, 3],
+                                        "range_why": "any B >= 2 makes the cyclic schedule B-strongly connected (A_3 "
+                                                     "alone is not); 2 is the smallest, 3 the spec's variant (P3)",
+                                        "swept": False}]
+    assert record["qualification"] == "confirmed at our defaults (figure-1/window = 2, range 2..3; not swept)"
+
+
+def test_older_summaries_stay_valid_and_the_new_fields_are_checked():
+    import json
+
+    import jsonschema
+
+    from dpverify.reproductions.report import SCHEMA_FILE, SCHEMA_VERSION
+
+    schema = json.loads(SCHEMA_FILE.read_text())
+    assert SCHEMA_VERSION == "1.3" and "1.2" in schema["properties"]["schema_version"]["enum"]
+    claim = {**_claim("confirmed", []), "qualification": "confirmed but only here"}
+    with pytest.raises(jsonschema.ValidationError):
+        jsonschema.validate(claim, {"$defs": schema["$defs"], "$ref": "#/$defs/claim"})
+    sweep = {"parameter": "figure-1/rho", "outcome": "sometimes", "at": []}
+    with pytest.raises(jsonschema.ValidationError):
+        jsonschema.validate({**_claim("confirmed", []), "sweeps": [sweep]}, {"$defs": schema["$defs"], "$ref": "#/$defs/claim"})
