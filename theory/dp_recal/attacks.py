@@ -55,8 +55,8 @@ REVEALED_FRACTION = 0.10   # default: share of a target's coordinates recovered 
 # tests/theory/measure_attack_chaos.py (Figs. 4, 7, 8, 9 at the quick profile's sizes: 8 targets, MNIST and ijcnn1,
 # seed 20240221; 1 vs 2 BLAS threads, the features moved by one ulp (np.nextafter), 3 more attack seeds): single
 # images moved by up to 8.2 % of their dB value (Fig. 7 RECAL, 85 dB) under the first two and by up to 67 % under
-# re-seeding (another local minimum); every median over the 8 targets moved by at most 4.4 % (Fig. 7 RECAL, 80 dB)
-# under all three. Above ~100 dB the number is the optimizer's float rounding (moves of 10-30 dB at 250-300 dB).
+# re-seeding (another local minimum); under all three, every median over the 8 targets moved by at most 4.4 % between
+# any two runs (4.2 % from the 1-thread run; Fig. 7 RECAL, 80 dB). Above ~100 dB the number is the optimizer's float rounding (moves of 10-30 dB at 250-300 dB).
 CHAOS_TOLERANCE = 0.10          # relative, on a PSNR-like value in dB: covers every move measured above except
 #                                 re-seeding's per-image one (a decision never rests on one image)
 MEASURED_IMAGE_SPREAD = 0.082   # the largest per-image move under threads / last bit (above)
