@@ -1,6 +1,11 @@
 """Compare two reports (summary.json): which claims changed verdict, which checks' evidence lines
 changed, and which numbers in the evidence moved beyond a relative tolerance.
 
+A check whose numbers are chaotic (a long non-convex optimization) states how far they may move in its values:
+`tolerances` maps a key of its values to {"relative": r, "absolute": a, "log_floor": f} (each optional; with
+`log_floor` the numbers are compared as log10(max(|x|, f))). Its numbers moving within that are no difference,
+nor is an evidence line that changed only in its numbers (they are compared through the values).
+
 `dpverify compare BASELINE [CURRENT]` prints the differences; the renovations use it to show that
 every claim kept its verdict and its numbers at the same seed.
 """
@@ -10,6 +15,7 @@ from __future__ import annotations
 import functools
 import json
 import math
+import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -61,10 +67,40 @@ def _numbers(value: Any, prefix: str = "") -> dict[str, float]:
     return {path: number for key, item in items for path, number in _numbers(item, f"{prefix}/{key}").items()}
 
 
-def _moved(before: float, after: float, tolerance: float) -> bool:
+def _moved(before: float, after: float, tolerance: float, stated: dict[str, float] | None = None) -> bool:
     if math.isnan(before) and math.isnan(after):
         return False
-    return not math.isclose(before, after, rel_tol=tolerance, abs_tol=0.0) and before != after
+    stated = stated or {}
+    if "log_floor" in stated:
+        before, after = (math.log10(max(abs(x), stated["log_floor"])) for x in (before, after))
+    return (not math.isclose(before, after, rel_tol=max(tolerance, stated.get("relative", 0.0)),
+                             abs_tol=stated.get("absolute", 0.0)) and before != after)
+
+
+_NUMBER = re.compile(r"[-+]?(?:\d+\.?\d*|\.\d+)(?:e[-+]?\d+)?%?")
+
+
+def _same_but_numbers(before: str, after: str) -> bool:
+    return _NUMBER.sub("#", before) == _NUMBER.sub("#", after)
+
+
+def _check_moves(paper: str, claim: str, previous: dict[str, Any], check: dict[str, Any],
+                 tolerance: float) -> list[Difference]:
+    """The evidence line and the numbers of one check that changed; `tolerances` (module docstring) honoured."""
+    stated = check["values"].get("tolerances") or {}
+    moves = []
+    if previous["summary"] != check["summary"] and not (stated and _same_but_numbers(previous["summary"],
+                                                                                       check["summary"])):
+        moves.append(Difference(paper, claim, "summary", previous["summary"], check["summary"]))
+    old_numbers, new_numbers = _numbers(previous["values"]), _numbers(check["values"])
+    for path in sorted(set(old_numbers) & set(new_numbers)):
+        key = path.split("/")[1]
+        if key == "tolerances":   # what the check states, not what it measured
+            continue
+        if _moved(old_numbers[path], new_numbers[path], tolerance, stated.get(key)):
+            moves.append(Difference(paper, f"{claim} [{check['name']}]{path}", "number", old_numbers[path],
+                                    new_numbers[path]))
+    return moves
 
 
 def compare_summaries(baseline: dict[str, Any], current: dict[str, Any], *,
@@ -84,15 +120,8 @@ def compare_summaries(baseline: dict[str, Any], current: dict[str, Any], *,
             checks_before = {c["name"]: c for c in before["checks"]}
             for check in after["checks"]:
                 previous = checks_before.get(check["name"])
-                if previous is None:
-                    continue
-                if previous["summary"] != check["summary"]:
-                    differences.append(Difference(paper, claim, "summary", previous["summary"], check["summary"]))
-                old_numbers, new_numbers = _numbers(previous["values"]), _numbers(check["values"])
-                for path in sorted(set(old_numbers) & set(new_numbers)):
-                    if _moved(old_numbers[path], new_numbers[path], tolerance):
-                        differences.append(Difference(paper, f"{claim} [{check['name']}]{path}", "number",
-                                                      old_numbers[path], new_numbers[path]))
+                if previous is not None:
+                    differences += _check_moves(paper, claim, previous, check, tolerance)
     return differences
 
 
