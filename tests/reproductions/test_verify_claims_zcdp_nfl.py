@@ -25,11 +25,12 @@ from dpverify.algorithms.zcdp_nfl.algorithm import (
 from dpverify.reproductions.experiments import parameters_of
 from dpverify.reproductions.verify import EXIT_NONCONFORMING, verify
 from dpverify.reproductions.verify_claims import claims_on, rerunnable, selected
-from dpverify.theory.claims import Verdict
+from dpverify.theory.claims import NothingToMeasure, Verdict
 from dpverify.theory.execution import CheckContext
 from dpverify.theory.implementations import implementation_value
 from dpverify.theory.papers import get_paper
 from dpverify.theory.zcdp_nfl import bounds, numerics
+from dpverify.theory.zcdp_nfl.instances import finite
 from tests.reproductions.planting import planted
 
 REPO = Path(__file__).resolve().parents[2]
@@ -186,3 +187,26 @@ def test_a_wrong_step_in_the_calibration_makes_theorem_1_diverge(tmp_path):
     assert theorem_1.reference.verdict == Verdict.CONFIRMED
     assert theorem_1.implementation.verdict == Verdict.REFUTED
     assert result.divergences == [theorem_1] and result.exit_status == EXIT_NONCONFORMING
+
+
+def test_noise_30_times_the_calibration_refutes_theorem_3_on_the_implementations_long_runs(tmp_path, monkeypatch):
+    """Theorem III's long runs (here 2 runs of 150 iterations per case, 8 clients) through the contract: our reference
+    leaves it undecided (errors still decreasing above the threshold); the example with 30 times the calibrated noise
+    (reported scales unchanged, so the ledger cannot see it) stays orders of magnitude above it: refuted. About 6 s."""
+    parameters = _small(monkeypatch)
+    monkeypatch.setattr(numerics, "LONG_RUN_SIZES", {"quick": (2, 150)})
+    loud = planted(EXAMPLE, tmp_path, "noise = sigmas[k] * rng.standard_normal(d)",
+                   "noise = 30 * sigmas[k] * rng.standard_normal(d)")
+    (check,) = next(c for c in get_paper("zcdp-nfl").claims if c.id == "zcdp-nfl/theorem-3").checks
+    ours, theirs = (check.execute(CheckContext(parameters=parameters, implementation=implementation_value(spec)))
+                    for spec in (contract.REFERENCE, f"{loud}:run"))
+    assert ours.verdict == Verdict.INCONCLUSIVE and theirs.verdict == Verdict.REFUTED
+    assert min(case["final"] for case in theirs.evidence.values["cases"].values()) > 100 * numerics.CONVERGENCE_THRESHOLD
+
+
+def test_a_run_whose_iterates_overflow_has_nothing_for_the_pathwise_checks():
+    runs = {"iterates": np.zeros((5, 2, 3, 1)), "broadcast": np.zeros((5, 2, 3, 1))}
+    assert finite(runs, "(18)") is runs
+    runs["broadcast"][3, 1, 2] = np.nan
+    with pytest.raises(NothingToMeasure, match="not finite from iteration 3 on: \\(18\\) cannot"):
+        finite(runs, "(18)")

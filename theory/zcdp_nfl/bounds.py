@@ -40,7 +40,7 @@ from dpverify.theory.claims import Measurement, holds
 from dpverify.theory.execution import CheckContext, task_seed_sequence
 from dpverify.theory.implementations import resolve
 from dpverify.theory.stats import SIGNIFICANCE, mean_interval
-from dpverify.theory.zcdp_nfl.instances import Instance, Settings, contract_runs, zcdp_budget
+from dpverify.theory.zcdp_nfl.instances import Instance, Settings, contract_runs, finite, zcdp_budget
 from dpverify.theory.zcdp_nfl.numerics import (
     FIGURES,
     REFERENCE_EPSILON,
@@ -191,8 +191,8 @@ def stacked_run(instance: Instance, settings: Settings, epsilon: float, *, repli
                                   observer=lambda n, w, wt, gamma: duals.append(np.array(gamma, copy=True)))
         primal, broadcast, dual = trajectory.primal, trajectory.broadcast, stack(np.stack(duals))
     else:
-        runs = contract_runs(implementation, instance, params, horizon=horizon, delta=settings.delta, replicas=replicas,
-                             rng=rng)
+        runs = finite(contract_runs(implementation, instance, params, horizon=horizon, delta=settings.delta,
+                                    replicas=replicas, rng=rng), "(18)-(19)")
         primal, broadcast, dual = runs["iterates"], runs["broadcast"], None
     eta = np.array([math.nan] + [params.step.eta(n) for n in range(1, horizon + 1)])
     step_diagonal = np.full((horizon + 1, network.num_agents * data.dim), math.nan)

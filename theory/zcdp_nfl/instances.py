@@ -41,6 +41,7 @@ from dpverify.algorithms.zcdp_nfl.baselines.subgradient_nfl import (
     SubgradientNflParams,
     run_subgradient_nfl,
 )
+from dpverify.theory.claims import NothingToMeasure
 from dpverify.theory.conformance import independent_transcripts
 from dpverify.theory.ground_truth import GroundTruth, solve_regression
 
@@ -158,6 +159,17 @@ def contract_runs(implementation: Callable, instance: Instance, params: ZcdpNflP
     messages = stacked.pop("messages")
     stacked["broadcast"] = np.concatenate([np.zeros((1,) + messages.shape[1:]), messages])
     return stacked
+
+
+def finite(runs: dict[str, np.ndarray], what: str) -> dict[str, np.ndarray]:
+    """`runs` (contract_runs) if every iterate and broadcast is finite; else NothingToMeasure naming the first
+    iteration that is not: a check that evaluates `what` at every iteration has nothing to evaluate there (a
+    diverging implementation is judged by the checks of convergence and by conformance)."""
+    bad = ~(np.isfinite(runs["iterates"]) & np.isfinite(runs["broadcast"])).reshape(len(runs["iterates"]), -1).all(axis=1)
+    if bad.any():
+        raise NothingToMeasure(f"the implementation's iterates are not finite from iteration {int(np.argmax(bad))} on: "
+                               f"{what} cannot be evaluated there")
+    return runs
 
 
 def run_implementation(implementation: Callable, instance: Instance, settings: Settings, epsilon: float | None, *,

@@ -40,6 +40,7 @@ from dpverify.theory.zcdp_nfl.instances import (
     Settings,
     build_instance,
     contract_runs,
+    finite,
     run_algorithm,
     zcdp_budget,
     zcdp_nfl_params,
@@ -184,7 +185,7 @@ def check_assumption_1(context: CheckContext) -> Measurement:
             broadcast = trajectory.broadcast
         else:
             instance, settings, runs = _implementation_run(context, implementation, figure)
-            broadcast = runs["broadcast"]
+            broadcast = finite(runs, "the per-sample subgradients")["broadcast"]
         largest = _max_sample_subgradient_norms(instance, broadcast)
         values[f"{problem}_max_norm"] = largest
         values[f"{problem}_c1"] = settings.c1
