@@ -21,6 +21,7 @@ alpha_identification): L180 prints alpha = H_-^T W, which has 2EP entries, not K
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -37,8 +38,9 @@ from dpverify.algorithms.zcdp_nfl.algorithm import (
 )
 from dpverify.theory.claims import Measurement, holds
 from dpverify.theory.execution import CheckContext, task_seed_sequence
+from dpverify.theory.implementations import resolve
 from dpverify.theory.stats import SIGNIFICANCE, mean_interval
-from dpverify.theory.zcdp_nfl.instances import Instance, Settings, zcdp_budget
+from dpverify.theory.zcdp_nfl.instances import Instance, Settings, contract_runs, finite, zcdp_budget
 from dpverify.theory.zcdp_nfl.numerics import (
     FIGURES,
     REFERENCE_EPSILON,
@@ -132,7 +134,8 @@ def network_operators(network: Network, dim: int) -> NetworkOperators:
 @dataclass(frozen=True)
 class StackedRun:
     """One batched run of Algorithm 1, stacked (L150). Index n = 0..H on the first axis.
-    primal W^(n), broadcast tW^(n), dual alpha^(n) = stacked gamma^(n): (H+1, R, KP);
+    primal W^(n), broadcast tW^(n), dual alpha^(n) = stacked gamma^(n): (H+1, R, KP) (dual None for a run
+    through the contract: the transcript carries no gamma);
     step_diagonal[n] = diag(D^(n) (x) I_P) for n >= 1 (row 0 unused, NaN): (H+1, KP);
     subgradient f'(tW^(n)) (the run's linearization subgradient): (H+1, R, KP);
     objective f(tW^(n)): (H+1, R); optimum f(W*), W* = 1_K (x) w_c; sigma2_0 = sigma_k^2(0) (K,)."""
@@ -145,7 +148,7 @@ class StackedRun:
     operators: NetworkOperators
     primal: np.ndarray
     broadcast: np.ndarray
-    dual: np.ndarray
+    dual: np.ndarray | None
     step_diagonal: np.ndarray
     eta: np.ndarray
     subgradient: np.ndarray
@@ -169,19 +172,28 @@ class StackedRun:
 
 
 def stacked_run(instance: Instance, settings: Settings, epsilon: float, *, replicas: int,
-                rng: np.random.Generator, label: str = "", operators: NetworkOperators | None = None) -> StackedRun:
+                rng: np.random.Generator, label: str = "", operators: NetworkOperators | None = None,
+                implementation: Callable | None = None) -> StackedRun:
     """Run zCDP-NFL (Algorithm 1) on `instance` with the figure's settings for settings.horizon + 1
     iterations ((18)-(19) need tW^(T+1)), privacy schedule phi^(1) for a total eps over settings.horizon
     releases (Corollary, L136) and phi^(n+1) = phi^(n)/tau; keep every iterate, stacked (L150).
-    `operators`: the instance's network operators if already built (they depend on the graph only)."""
+    `operators`: the instance's network operators if already built (they depend on the graph only).
+    `implementation`: None for our batched reference; else a user's, run once per replica through the contract
+    with a Generator spawned from `rng` (its run carries no dual: StackedRun.dual is None)."""
     network, data, problem = instance.network, instance.data, instance.problem
     horizon = settings.horizon + 1
     _, phi1 = zcdp_budget(epsilon, settings)
     params = ZcdpNflParams(rho=settings.rho, step=StepSchedule(settings.eta0, settings.eta_power), c1=settings.c1,
                            noise=ZcdpSchedule(phi1, settings.tau))
-    duals: list[np.ndarray] = []
-    trajectory = run_zcdp_nfl(problem, data, network, params, horizon=horizon, replicas=replicas, rng=rng,
-                              observer=lambda n, w, wt, gamma: duals.append(np.array(gamma, copy=True)))
+    if implementation is None:
+        duals: list[np.ndarray] = []
+        trajectory = run_zcdp_nfl(problem, data, network, params, horizon=horizon, replicas=replicas, rng=rng,
+                                  observer=lambda n, w, wt, gamma: duals.append(np.array(gamma, copy=True)))
+        primal, broadcast, dual = trajectory.primal, trajectory.broadcast, stack(np.stack(duals))
+    else:
+        runs = finite(contract_runs(implementation, instance, params, horizon=horizon, delta=settings.delta,
+                                    replicas=replicas, rng=rng), "(18)-(19)")
+        primal, broadcast, dual = runs["iterates"], runs["broadcast"], None
     eta = np.array([math.nan] + [params.step.eta(n) for n in range(1, horizon + 1)])
     step_diagonal = np.full((horizon + 1, network.num_agents * data.dim), math.nan)
     step_diagonal[1:] = [step_matrix_diagonal(e, network.num_agents, data.dim) for e in eta[1:]]
@@ -190,10 +202,10 @@ def stacked_run(instance: Instance, settings: Settings, epsilon: float, *, repli
     return StackedRun(
         figure=label, epsilon=float(epsilon), phi1=float(phi1), instance=instance, settings=settings,
         operators=operators if operators is not None else network_operators(network, data.dim),
-        primal=stack(trajectory.primal), broadcast=stack(trajectory.broadcast), dual=stack(np.stack(duals)),
+        primal=stack(primal), broadcast=stack(broadcast), dual=dual,
         step_diagonal=step_diagonal, eta=eta,
-        subgradient=stack(problem.local_subgradient(trajectory.broadcast, data)),
-        objective=problem.objective(trajectory.broadcast, data),
+        subgradient=stack(problem.local_subgradient(broadcast, data)),
+        objective=problem.objective(broadcast, data),
         optimum=float(problem.objective(consensus, data)), W_star=stack(consensus), sigma2_0=np.asarray(sigma2_0),
     )
 
@@ -206,7 +218,8 @@ def _build_run(context: CheckContext, figure: str, epsilon: float) -> StackedRun
     rng = np.random.default_rng(task_seed_sequence(context.root_seed, f"zcdp-nfl/{figure}/bounds-run/eps={epsilon:g}"))
     operators = context.memoized(f"zcdp-nfl-bounds/{figure}/operators",
                                  lambda: network_operators(instance.network, instance.data.dim))
-    return stacked_run(instance, settings, epsilon, replicas=replicas, rng=rng, label=figure, operators=operators)
+    return stacked_run(instance, settings, epsilon, replicas=replicas, rng=rng, label=figure, operators=operators,
+                       implementation=resolve(context.implementation))
 
 
 def bounds_run(context: CheckContext, figure: str, epsilon: float = REFERENCE_EPSILON) -> StackedRun:

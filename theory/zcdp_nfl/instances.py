@@ -5,7 +5,8 @@ An `Instance` is one random network + dataset + problem with its certified centr
 `run_algorithm` calibrates an algorithm to a total (eps, delta) budget and runs it batched;
 `run_implementation` runs a user's implementation of zCDP-NFL (the paper's algorithm only) with the same
 calibration through the contract (algorithms/zcdp_nfl/contract.py), one independent run per replica
-(`dpverify verify` re-runs the figures' claims on it).
+(`dpverify verify` re-runs the figures' claims on it); `contract_runs` does so for any parameters the contract
+states (the checks that run the algorithm themselves).
 """
 
 from __future__ import annotations
@@ -40,7 +41,8 @@ from dpverify.algorithms.zcdp_nfl.baselines.subgradient_nfl import (
     SubgradientNflParams,
     run_subgradient_nfl,
 )
-from dpverify.theory.conformance import independent_iterates
+from dpverify.theory.claims import NothingToMeasure
+from dpverify.theory.conformance import independent_transcripts
 from dpverify.theory.ground_truth import GroundTruth, solve_regression
 
 PROBLEMS = ("elastic_net", "lad", "ridge")  # seeds/004 Sec. 5: elastic net (L306), LAD (L313), ridge (L319)
@@ -118,6 +120,12 @@ def _nfl_params(settings: Settings, noise: NoiseCalibration) -> ZcdpNflParams:
                          noise=noise)
 
 
+def zcdp_nfl_params(settings: Settings, epsilon: float | None) -> ZcdpNflParams:
+    """The parameters run_algorithm("zcdp-nfl", ...) runs with: varphi^(1) spending the total (eps, delta) over T
+    releases (Corollary, L136); no noise for epsilon None."""
+    return _nfl_params(settings, _noise_of("zcdp-nfl", settings, epsilon))
+
+
 def run_algorithm(name: str, instance: Instance, settings: Settings, epsilon: float | None, *, replicas: int,
                   rng: np.random.Generator, keep_iterates: bool = True, observer=None) -> Trajectory:
     """Run one algorithm of Sec. 5, calibrated to the same total (eps, delta) (L302)."""
@@ -137,13 +145,38 @@ def run_algorithm(name: str, instance: Instance, settings: Settings, epsilon: fl
     raise InvalidParameterError(f"unknown algorithm {name!r}; expected one of {', '.join(ALGORITHMS)}")
 
 
+def contract_runs(implementation: Callable, instance: Instance, params: ZcdpNflParams, *, horizon: int, delta: float,
+                  replicas: int, rng: np.random.Generator) -> dict[str, np.ndarray]:
+    """`replicas` independent runs of `implementation` through the contract (contract.py) with the reference's
+    parameters `params`, each with its own Generator spawned from `rng`, stacked like the reference's Trajectory
+    (rounds first, then runs): iterates w^(0..T) (T+1, R, N, d); broadcast tilde w^(0..T) (T+1, R, N, d), the
+    transcript's messages after tilde w^(0) = 0 (the contract's reading: nothing is broadcast at n = 0); and
+    noise_scales sigma_k(n) (T, R, N) when every run reports them (optional in the transcript). A run the
+    contract cannot state raises NotInContract."""
+    setting = contract.setting_of(instance.problem, instance.data, instance.network, params, horizon, delta)
+    runs = independent_transcripts(implementation, setting, rng.spawn(replicas), contract.shapes)
+    stacked = {key: np.stack([run[key] for run in runs], axis=1) for key in runs[0] if all(key in run for run in runs)}
+    messages = stacked.pop("messages")
+    stacked["broadcast"] = np.concatenate([np.zeros((1,) + messages.shape[1:]), messages])
+    return stacked
+
+
+def finite(runs: dict[str, np.ndarray], what: str) -> dict[str, np.ndarray]:
+    """`runs` (contract_runs) if every iterate and broadcast is finite; else NothingToMeasure naming the first
+    iteration that is not: a check that evaluates `what` at every iteration has nothing to evaluate there (a
+    diverging implementation is judged by the checks of convergence and by conformance)."""
+    bad = ~(np.isfinite(runs["iterates"]) & np.isfinite(runs["broadcast"])).reshape(len(runs["iterates"]), -1).all(axis=1)
+    if bad.any():
+        raise NothingToMeasure(f"the implementation's iterates are not finite from iteration {int(np.argmax(bad))} on: "
+                               f"{what} cannot be evaluated there")
+    return runs
+
+
 def run_implementation(implementation: Callable, instance: Instance, settings: Settings, epsilon: float | None, *,
                        replicas: int, rng: np.random.Generator) -> np.ndarray:
     """The primal iterates w^(0..T) (T+1, R, N, d) of `replicas` independent runs of a user's implementation of
     zCDP-NFL (contract.py), calibrated as run_algorithm("zcdp-nfl", ...) calibrates ours: varphi^(1) spending the
     total (eps, delta) over T releases (Corollary, L136). Each run has its own Generator, spawned from `rng`.
     A run the contract cannot state raises NotInContract."""
-    params = _nfl_params(settings, _noise_of("zcdp-nfl", settings, epsilon))
-    setting = contract.setting_of(instance.problem, instance.data, instance.network, params, settings.horizon,
-                                  settings.delta)
-    return independent_iterates(implementation, setting, rng.spawn(replicas), contract.shapes)
+    return contract_runs(implementation, instance, zcdp_nfl_params(settings, epsilon), horizon=settings.horizon,
+                         delta=settings.delta, replicas=replicas, rng=rng)["iterates"]

@@ -13,16 +13,21 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from dpverify.algorithms.core.errors import InvalidDataError
-from dpverify.algorithms.core.privacy import dynamic_zcdp_total, zcdp_to_dp
+from dpverify.algorithms.core.errors import InvalidDataError, NotInContract
+from dpverify.algorithms.core.noise import GAUSSIAN, PrivacyLedger, Release
+from dpverify.algorithms.core.privacy import dynamic_zcdp_total, gaussian_zcdp, zcdp_to_dp
+from dpverify.algorithms.zcdp_nfl import contract
 from dpverify.algorithms.zcdp_nfl.algorithm import (
     ClassicalGaussianSchedule,
     ZcdpSchedule,
     lemma1_sensitivity,
     primal_update,
+    sensitivity_bound,
 )
 from dpverify.theory.claims import Measurement, holds
+from dpverify.theory.conformance import transcript
 from dpverify.theory.execution import CheckContext, Task, task_seed_sequence
+from dpverify.theory.implementations import REFERENCE, resolve
 from dpverify.theory.stats import (
     SIGNIFICANCE,
     fit_rate_exponent,
@@ -34,8 +39,11 @@ from dpverify.theory.zcdp_nfl.instances import (
     Instance,
     Settings,
     build_instance,
+    contract_runs,
+    finite,
     run_algorithm,
     zcdp_budget,
+    zcdp_nfl_params,
 )
 
 FIGURES = {"figure-1": "elastic_net", "figure-2": "lad", "figure-3": "ridge"}
@@ -81,6 +89,15 @@ def _reference_run(context: CheckContext, figure: str, replicas: int = 4):
                                              replicas=replicas, rng=rng)
 
 
+def _implementation_run(context: CheckContext, implementation, figure: str, replicas: int = 4):
+    """_reference_run with a user's implementation through the contract: the same instance, calibration and root
+    Generator, one Generator per replica spawned from it (instances.contract_runs)."""
+    instance, settings = instance_of(context, figure)
+    rng = np.random.default_rng(task_seed_sequence(context.root_seed, f"zcdp-nfl/{figure}/reference-run"))
+    return instance, settings, contract_runs(implementation, instance, zcdp_nfl_params(settings, REFERENCE_EPSILON),
+                                             horizon=settings.horizon, delta=settings.delta, replicas=replicas, rng=rng)
+
+
 def check_update_solves_subproblem(context: CheckContext) -> Measurement:
     """The implemented update (8)-(9)'s primal step solves subproblem (7): the gradient of the
     objective of (7) vanishes at the output, on each experiment's instance at a random state."""
@@ -107,21 +124,45 @@ def check_update_solves_subproblem(context: CheckContext) -> Measurement:
 def check_ledger_matches_corollary(context: CheckContext) -> Measurement:
     """Theorem I + Corollary in the implementation: every release has sigma^2 = Delta^2/(2 phi^(n))
     (eq. (12)); the ledger's total over the T releases equals the Corollary's closed form; its
-    Bun-Steinke conversion gives back the target eps."""
-    instance, settings, trajectory = _reference_run(context, "figure-2", replicas=1)
+    Bun-Steinke conversion gives back the target eps. Under `dpverify verify` the ledger is built from the
+    noise scales the user's implementation reports (optional in the transcript: not-run without them)."""
+    implementation = resolve(context.implementation)
+    if implementation is None:
+        instance, settings, trajectory = _reference_run(context, "figure-2", replicas=1)
+        ledger, source = trajectory.ledger, ""
+    else:
+        instance, settings, runs = _implementation_run(context, implementation, "figure-2", replicas=1)
+        ledger, source = _reported_ledger(instance, settings, runs), " (from the implementation's reported noise scales)"
     rho_target, phi1 = zcdp_budget(REFERENCE_EPSILON, settings)
     schedule = ZcdpSchedule(phi1, settings.tau)
     per_release = [np.max(np.abs(r.zcdp / (phi1 * settings.tau ** -(r.iteration - 1)) - 1))
-                   for r in trajectory.ledger.releases]
-    total = trajectory.ledger.total_zcdp()
+                   for r in ledger.releases]
+    total = ledger.total_zcdp()
     closed_form = dynamic_zcdp_total(phi1, settings.tau, settings.horizon)
     epsilon = zcdp_to_dp(float(total.max()), settings.delta)
     deviations = {"per_release": float(max(per_release)), "total_vs_corollary": float(np.abs(total / closed_form - 1).max()),
                   "epsilon_vs_target": abs(epsilon / REFERENCE_EPSILON - 1)}
     return holds(max(deviations.values()) < 1e-9,
-                 f"{len(per_release)} releases; ledger total rho {total.max():.6g} vs Corollary {closed_form:.6g}; "
-                 f"eps {epsilon:.6g} vs target {REFERENCE_EPSILON:g}",
+                 f"{len(per_release)} releases{source}; ledger total rho {total.max():.6g} vs Corollary "
+                 f"{closed_form:.6g}; eps {epsilon:.6g} vs target {REFERENCE_EPSILON:g}",
                  schedule=schedule.label, rho_target=rho_target, phi1=phi1, **deviations)
+
+
+def _reported_ledger(instance: Instance, settings: Settings, runs: dict[str, np.ndarray]) -> PrivacyLedger:
+    """The ledger of one run of a user's implementation: release n of client k spends Delta_k(n)^2 / (2 sigma_k(n)^2)
+    (Theorem I (12); Bun-Steinke Prop. 1.6), Delta_k(n) Lemma I's bound (11) as the reference's ledger has it and
+    sigma_k(n) the scale the implementation reports (inf for a data-dependent release it reports unnoised)."""
+    if "noise_scales" not in runs:
+        raise NotInContract("the implementation reports no noise_scales (optional in the transcript): the ledger of "
+                            "Theorem I is built from them")
+    params, ledger = zcdp_nfl_params(settings, REFERENCE_EPSILON), PrivacyLedger()
+    for n, sigma in enumerate(runs["noise_scales"][:, 0], start=1):
+        sensitivity = sensitivity_bound(params, instance.network, instance.data.num_samples, n)
+        private = sigma > 0
+        zcdp = np.full(sigma.shape, np.inf)
+        zcdp[private] = gaussian_zcdp(sensitivity[private], sigma[private])
+        ledger.record(Release(n, GAUSSIAN, sensitivity, sigma, zcdp, None, "zcdp-nfl (reported noise scales)"))
+    return ledger
 
 
 def _max_sample_subgradient_norms(instance: Instance, broadcasts: np.ndarray) -> float:
@@ -137,9 +178,15 @@ def check_assumption_1(context: CheckContext) -> Measurement:
     """Assumption 1 (L114), ||l'(.)|| <= c_1, on each experiment's instance along an actual run at
     the declared c_1 (per-sample subgradients, the quantity bounded in eq. (27))."""
     values, violated = {}, []
+    implementation = resolve(context.implementation)
     for figure, problem in FIGURES.items():
-        instance, settings, trajectory = _reference_run(context, figure)
-        largest = _max_sample_subgradient_norms(instance, trajectory.broadcast)
+        if implementation is None:
+            instance, settings, trajectory = _reference_run(context, figure)
+            broadcast = trajectory.broadcast
+        else:
+            instance, settings, runs = _implementation_run(context, implementation, figure)
+            broadcast = finite(runs, "the per-sample subgradients")["broadcast"]
+        largest = _max_sample_subgradient_norms(instance, broadcast)
         values[f"{problem}_max_norm"] = largest
         values[f"{problem}_c1"] = settings.c1
         if largest > settings.c1 * (1 + RELATIVE_TOLERANCE):
@@ -218,10 +265,12 @@ def check_noise_eps_delta_vs_zcdp(context: CheckContext) -> Measurement:
 # ---- long runs: Theorem III (exact convergence) and Theorem IV (O(1/n) rate) -------------------
 
 def long_run(rng: np.random.Generator, *, figure_values: dict, figure: str, eta_power: float, horizon: int,
-             replicas: int, root_seed: int, grid: list[int]) -> pd.DataFrame:
+             replicas: int, root_seed: int, grid: list[int], implementation: Any = REFERENCE) -> pd.DataFrame:
     """Run zCDP-NFL for `horizon` iterations on the figure's check instance and record, at the
     iterations in `grid`: normalized error of w^(n) (L304), the objective gap f(hW^(T)) - f* of the
-    ergodic average of the broadcasts (eq. (19), L216) and its consensus violation C(T) (spec 4.7)."""
+    ergodic average of the broadcasts (eq. (19), L216) and its consensus violation C(T) (spec 4.7).
+    `implementation` (theory/implementations.py): our batched reference, or a user's, run once per replica
+    through the contract with a Generator spawned from `rng`."""
     instance_rng = np.random.default_rng(task_seed_sequence(root_seed, f"zcdp-nfl/{figure}/check-instance"))
     values = figure_values
     instance = build_instance(instance_rng, problem=values["problem"], num_agents=values["num_agents"],
@@ -236,15 +285,18 @@ def long_run(rng: np.random.Generator, *, figure_values: dict, figure: str, eta_
     running_sum = np.zeros((replicas, instance.network.num_agents, len(reference)))
     rows, wanted = [], set(grid)
 
+    def record(n, primal, running_sum):
+        average = running_sum / n
+        gap = instance.problem.objective(average, instance.data) - optimum
+        consensus = np.sum((average[:, edges[:, 0]] - average[:, edges[:, 1]]) ** 2, axis=(1, 2))
+        error = np.sum((primal - reference) ** 2, axis=(1, 2)) / np.sum(reference ** 2)
+        for r in range(replicas):
+            rows.append((n, r, error[r], gap[r], consensus[r]))
+
     def observe(n, primal, broadcast, dual):
         running_sum[...] += broadcast
         if n in wanted:
-            average = running_sum / n
-            gap = instance.problem.objective(average, instance.data) - optimum
-            consensus = np.sum((average[:, edges[:, 0]] - average[:, edges[:, 1]]) ** 2, axis=(1, 2))
-            error = np.sum((primal - reference) ** 2, axis=(1, 2)) / np.sum(reference ** 2)
-            for r in range(replicas):
-                rows.append((n, r, error[r], gap[r], consensus[r]))
+            record(n, primal, running_sum)
 
     # the privacy schedule of the figures (phi^(1) for eps = 1 over the figure's T), continued
     from dpverify.algorithms.zcdp_nfl.algorithm import (
@@ -255,7 +307,13 @@ def long_run(rng: np.random.Generator, *, figure_values: dict, figure: str, eta_
 
     params = ZcdpNflParams(rho=settings.rho, step=StepSchedule(settings.eta0, eta_power), c1=settings.c1,
                            noise=ZcdpSchedule(phi1_at_figure_horizon, settings.tau))
+    users = resolve(implementation)
     with np.errstate(over="ignore", invalid="ignore"):  # a diverging run is a finding, recorded as inf
+        if users is not None:   # a diverging run's non-finite values reach the rows as they are
+            points, sums = _grid_points_through_contract(users, instance, params, settings, replicas, rng, grid)
+            for n, primal, summed in zip(grid, points, sums):
+                record(n, primal, summed)
+            return pd.DataFrame(rows, columns=["iteration", "replica", "normalized_error", "objective_gap", "consensus"])
         try:
             run_zcdp_nfl(instance.problem, instance.data, instance.network, params, horizon=horizon,
                          replicas=replicas, rng=rng, keep_iterates=False, observer=observe)
@@ -263,6 +321,24 @@ def long_run(rng: np.random.Generator, *, figure_values: dict, figure: str, eta_
             reached = {row[0] for row in rows}
             rows += [(n, r, np.inf, np.inf, np.inf) for n in grid if n not in reached for r in range(replicas)]
     return pd.DataFrame(rows, columns=["iteration", "replica", "normalized_error", "objective_gap", "consensus"])
+
+
+def _grid_points_through_contract(implementation, instance: Instance, params, settings: Settings, replicas: int,
+                                  rng: np.random.Generator, grid: list[int]) -> tuple[np.ndarray, np.ndarray]:
+    """w^(n) and sum_{s<=n} tilde w^(s) at the iterations n of `grid`, (G, R, N, d) each, of `replicas` runs of a
+    user's implementation through the contract, one Generator each spawned from `rng`. Each run is reduced to the
+    grid as soon as it returns (a long run's whole transcript, kept for every replica, would not fit at the paper's
+    sizes)."""
+    setting = contract.setting_of(instance.problem, instance.data, instance.network, params, settings.horizon,
+                                  settings.delta)
+    at = np.asarray(grid)
+    points = np.empty((len(grid), replicas, instance.network.num_agents, instance.data.dim))
+    sums = np.empty_like(points)
+    for r, generator in enumerate(rng.spawn(replicas)):   # one call of the user's code per run: the contract's unit
+        run = transcript(implementation, setting, generator, contract.shapes)
+        points[:, r] = run["iterates"][at]
+        sums[:, r] = np.cumsum(run["messages"], axis=0)[at - 1]
+    return points, sums
 
 
 def _long_runs(context: CheckContext, runs: list[tuple[str, float]], rho: float | None = None
@@ -275,11 +351,13 @@ def _long_runs(context: CheckContext, runs: list[tuple[str, float]], rho: float 
 
     def figure_values(figure: str):
         return context.parameters[figure] if rho is None else {**context.parameters[figure], "rho": rho}
+    # a user's implementation (dpverify verify) is a parameter, so it keys the cache; the reference's tasks are as before
+    implementation = {} if context.implementation == REFERENCE else {"implementation": context.implementation}
     tasks = {(figure, power): Task(f"zcdp-nfl/{figure}/long-run/p={power}" + ("" if rho is None else f"/rho={rho:g}"),
                                    long_run,
                                    {"figure_values": figure_values(figure), "figure": figure, "eta_power": power,
                                     "horizon": horizon, "replicas": replicas, "root_seed": context.root_seed,
-                                    "grid": grid})
+                                    "grid": grid, **implementation})
              for figure, power in runs}
     missing = [key for key, task in tasks.items() if task.key not in context.memo]
     for key, frame in zip(missing, context.run_tasks([tasks[key] for key in missing])):
