@@ -49,7 +49,7 @@ def case(id: str, command: str, expected: str) -> Case:
     return Case(id, tuple(command.split()), expected)
 
 
-AT_LEAST = f"greater than or equal to {minimum_samples()}"
+AT_LEAST = "Invalid value for '--samples'"   # below minimum_samples(); typer words the range per version
 LEMMA_1 = "check zcdp-nfl --claim lemma-1"
 FIGURE_1 = "reproduce zcdp-nfl --figure figure-1"
 IMPL = f"verify dpdo-nc --impl {EXAMPLE}:run"
