@@ -24,6 +24,7 @@ from itertools import product
 import numpy as np
 from tqdm.auto import tqdm
 
+from dpverify.reproductions.allocator import settle_allocator
 from dpverify.reproductions.threads import limit_blas_threads
 from dpverify.reproductions.timing import (
     DEFAULT_REPEATS,
@@ -138,13 +139,15 @@ def default_targets(per_round: dict[str, np.ndarray], replicas: int) -> list[tup
 def run_paper_bench(contenders: Contenders, *, repeats: int = DEFAULT_REPEATS,
                     echo: Callable[[str], None] = print) -> dict[str, float]:
     """Check, time and report one setting; returns the medians (ms per round) and ratios by name."""
+    allocator = settle_allocator()   # as every dpverify command runs (reproductions/allocator.py)
     with limit_blas_threads():   # as every dpverify process runs (reproductions/threads.py)
-        return _run_paper_bench(contenders, repeats, echo)
+        return _run_paper_bench(contenders, repeats, echo, allocator)
 
 
-def _run_paper_bench(contenders: Contenders, repeats: int, echo: Callable[[str], None]) -> dict[str, float]:
+def _run_paper_bench(contenders: Contenders, repeats: int, echo: Callable[[str], None], allocator: str
+                     ) -> dict[str, float]:
     check_same_numbers(contenders)
-    echo(f"{contenders.title}; load average {load_average()} at the start")
+    echo(f"{contenders.title}; load average {load_average()} at the start; {allocator}")
     per_round = seconds_per_round(contenders, repeats, contenders.title.split(",")[0])
     results: dict[str, float] = {}
     for name, values in per_round.items():
@@ -199,15 +202,17 @@ def run_grid(title: str, make: Callable[[int, int, int], Contenders], *, repeats
              ) -> dict[str, float]:
     """Reference against the vectorized baseline on every (R, N, d) cell (each checked for equal numbers
     first); the table of ratios, the fitted exponents of the reference's time per round, and the grid targets."""
+    allocator = settle_allocator()
     with limit_blas_threads():
-        return _run_grid(title, make, repeats, cells, echo)
+        return _run_grid(title, make, repeats, cells, echo, allocator)
 
 
 def _run_grid(title: str, make: Callable[[int, int, int], Contenders], repeats: int,
-              cells: Sequence[tuple[int, int, int]] | None, echo: Callable[[str], None]) -> dict[str, float]:
+              cells: Sequence[tuple[int, int, int]] | None, echo: Callable[[str], None], allocator: str
+              ) -> dict[str, float]:
     cells = grid_cells() if cells is None else list(cells)
     echo(f"{title} grid over R x N x d ({len(cells)} cells, {repeats} interleaved repeats each); "
-         f"load average {load_average()} at the start")
+         f"load average {load_average()} at the start; {allocator}")
     measured: list[GridCell] = []
     for replicas, agents, dim in tqdm(cells, desc="grid", unit="cell", leave=False, disable=None):
         contenders = replace(make(replicas, agents, dim), loop=None, limit=None, vectorized_rounds=None)

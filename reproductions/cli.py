@@ -25,6 +25,7 @@ from dpverify.algorithms.core.errors import DpverifyError
 from dpverify.reproductions.datasets import DATA_ENV, availability
 from dpverify.reproductions.inputs import directory_to_write, one_line, open_unit_interval, run_paths
 from dpverify.reproductions.progress import Progress, clock
+from dpverify.reproductions.allocator import settle_allocator
 from dpverify.reproductions.threads import limit_blas_threads
 from dpverify.reproductions.timing import DEFAULT_REPEATS
 from dpverify.theory.audit.auditor import minimum_samples
@@ -586,6 +587,7 @@ INTERRUPTED = ("interrupted: every finished task is in the cache (--cache); run 
 def main(argv: list[str] | None = None) -> None:
     """The `dpverify` command (argv: its arguments, default sys.argv[1:]); ends in sys.exit with its status."""
     logging.basicConfig(level=logging.WARNING, format="%(levelname)s: %(message)s")
+    settle_allocator()
     try:
         with limit_blas_threads():
             status = app(args=argv, prog_name="dpverify", standalone_mode=False)  # an int when a command exits

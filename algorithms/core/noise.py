@@ -143,7 +143,7 @@ def gaussian_mechanism(
             f"sigma must be > 0 where sensitivity > 0 (Gaussian mechanism, Bun-Steinke Prop. 1.6); agents {agents} "
             "have sigma = 0; pass allow_non_private=True for a non-private control"
         )
-    noise = rng.standard_normal(values.shape) * sigma[None, :, None]
+    noise = rng.standard_normal(values.shape)
     zcdp = _ratio_or_zero(sensitivity**2, 2.0 * sigma**2)  # Bun-Steinke Prop. 1.6
     if epsilon is not None:
         epsilon = _per_agent("epsilon", epsilon, num_agents)
@@ -153,7 +153,7 @@ def gaussian_mechanism(
         delta = _per_agent("delta", delta, num_agents)
     if ledger is not None:
         ledger.record(Release(int(iteration), GAUSSIAN, sensitivity, sigma, zcdp, epsilon, label, delta))
-    return values + noise
+    return _add_scaled(values, noise, sigma)
 
 
 def laplace_mechanism(
@@ -178,12 +178,24 @@ def laplace_mechanism(
         raise InvalidParameterError(
             "Laplace scale b must be > 0 where the l1-sensitivity is > 0 (eps = Delta_1/b, Dwork & Roth Thm 3.6)"
         )
-    noise = rng.laplace(0.0, 1.0, size=values.shape) * scale[None, :, None]
+    noise = rng.laplace(0.0, 1.0, size=values.shape)
     epsilon = _ratio_or_zero(sensitivity_l1, scale)
     zcdp = epsilon**2 / 2.0
     if ledger is not None:
         ledger.record(Release(int(iteration), LAPLACE, sensitivity_l1, scale, zcdp, epsilon, label))
-    return values + noise
+    return _add_scaled(values, noise, scale)
+
+
+def _add_scaled(values: np.ndarray, noise: np.ndarray, scale: np.ndarray) -> np.ndarray:
+    """values + noise * scale_k for agent k. The noise is drawn in (R, N, d) order whatever the state's layout, so a
+    seed gives the same draws; the result takes the state's layout (an agent-major state stays agent-major,
+    core/mixing.py). One scale for every agent, the common case, multiplies as a scalar: the same products,
+    without a broadcast over a short axis."""
+    released = np.empty_like(values)
+    np.copyto(released, noise)   # one pass into the state's layout; the arithmetic below then runs contiguous
+    released *= scale[0] if np.all(scale == scale[0]) else scale[None, :, None]
+    released += values
+    return released
 
 
 def _ratio_or_zero(numerator: np.ndarray, denominator: np.ndarray) -> np.ndarray:

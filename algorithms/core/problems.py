@@ -12,7 +12,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from dpverify.algorithms.core.blocking import row_blocks
+from dpverify.algorithms.core.blocking import Scratch, row_blocks
 from dpverify.algorithms.core.errors import InvalidDataError, InvalidParameterError
 from dpverify.algorithms.core.validation import require_finite, require_positive
 
@@ -56,6 +56,11 @@ class LocalData:
         """||B_ij|| per agent and sample (N, M), computed once: per-sample clipping needs it at every
         gradient evaluation (the data are immutable)."""
         return np.linalg.norm(self.features, axis=-1)
+
+    @functools.cached_property
+    def transposed_features(self) -> np.ndarray:
+        """X_k^T per agent, contiguous (N, d, M): the subgradient's product w_k^T X_k^T, computed once."""
+        return np.ascontiguousarray(self.features.transpose(0, 2, 1))
 
     def _gram(self) -> np.ndarray:
         """B_i^T B_i / M per agent: (N, d, d)."""
@@ -173,31 +178,35 @@ class Problem:
         W = _check_iterates(W, data)
         return self._sample_coefficients(W, data)[..., None] * data.features
 
-    def loss_subgradient(self, W: np.ndarray, data: LocalData, clip: float | None = None) -> np.ndarray:
+    def loss_subgradient(self, W: np.ndarray, data: LocalData, clip: float | None = None,
+                         scratch: Scratch | None = None) -> np.ndarray:
         """l'(X_k, y_k; w_k)/M_k = mean_j l'(x_kj, y_kj; w_k): (..., N, d) -> (..., N, d).
 
         clip: if given, each per-sample subgradient is scaled to norm <= clip before averaging
         (spec §2.6 `clip`). Per-sample subgradients are coefficient * x, so clipping only rescales the
         (..., N, M) coefficients; nothing of size (..., N, M, d) is formed.
+        scratch: buffers a run passes to every call (core/blocking.py): the (N, rows, M) residuals are then written
+        into them in large blocks instead of fresh small ones.
         """
         W = _check_iterates(W, data)
         if clip is not None:
             clip = require_positive("clip", clip, "per-sample clipping to c1, spec §2.6")
         rows = W.reshape(-1, data.num_agents, data.dim)
-        total = np.empty(rows.shape)
-        # Agent-major products (one BLAS call per agent for a block of rows), the (N, M, rows) coefficients formed
-        # a block of rows at a time (core/blocking.py) and transformed in place.
-        transposed_features = data.features.transpose(0, 2, 1)                   # (N, d, M)
-        for block in row_blocks(rows.shape[0], data.num_agents * data.num_samples):
-            residual = np.matmul(data.features, rows[block].transpose(1, 2, 0))   # (N, M, rows): x_kj^T w_k
-            residual -= data.targets[..., None]
-            coefficients = self._coefficients_in_place(residual)
+        by_agent = rows.swapaxes(0, 1)              # (N, rows, d): contiguous for an agent-major state (core/mixing.py)
+        total = np.empty(by_agent.shape)            # agent-major, as the state
+        per_row = data.num_agents * data.num_samples
+        for block in row_blocks(rows.shape[0], per_row, into_scratch=scratch is not None):
+            shape = (data.num_agents, block.stop - block.start, data.num_samples)
+            residual = np.matmul(by_agent[:, block], data.transposed_features,     # (N, rows, M): x_kj^T w_k
+                                 out=None if scratch is None else scratch.array("residual", shape))
+            residual -= data.targets[:, None, :]
+            coefficients = self._coefficients(residual, None if scratch is None else scratch.array("coefficients", shape))
             if clip is not None:
-                norms = np.abs(coefficients) * data.feature_norms[..., None]
+                norms = np.abs(coefficients) * data.feature_norms[:, None, :]
                 coefficients *= np.minimum(1.0, clip / np.maximum(norms, np.finfo(float).tiny))
-            total[block] = np.matmul(transposed_features, coefficients).transpose(2, 0, 1)   # sum_j coeff_kj x_kj
+            np.matmul(coefficients, data.features, out=total[:, block])            # sum_j coeff_kj x_kj
         total /= data.num_samples
-        return total.reshape(W.shape)
+        return total.swapaxes(0, 1).reshape(W.shape)
 
     def regularizer_subgradient(self, W: np.ndarray) -> np.ndarray:
         """R'(w_k): l2: 2w; elastic_net: l1 sign(w) + 2 l2 w (sign(0) = 0); none: 0."""
@@ -213,11 +222,14 @@ class Problem:
         return self.loss_subgradient(W, data, clip) + self.lam / data.num_agents * self.regularizer_subgradient(W)
 
     def _sample_coefficients(self, W: np.ndarray, data: LocalData) -> np.ndarray:
-        return self._coefficients_in_place(_residuals(W, data))
+        return self._coefficients(_residuals(W, data))
 
-    def _coefficients_in_place(self, residual: np.ndarray) -> np.ndarray:
-        """l'(r) per sample from the residuals r = x^T w - y, overwriting them: 2r (squared) or sign(r) (absolute)."""
-        return np.multiply(residual, 2.0, out=residual) if self.loss == "squared" else np.sign(residual, out=residual)
+    def _coefficients(self, residual: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
+        """l'(r) per sample from the residuals r = x^T w - y: 2r (squared, overwriting them) or sign(r) (absolute,
+        into `out` or a new array: numpy 2.4's sign written in place ran 6x slower than into another array)."""
+        if self.loss == "squared":
+            return np.multiply(residual, 2.0, out=residual)
+        return np.sign(residual, out=out)
 
 
 def _residuals(W: np.ndarray, data: LocalData) -> np.ndarray:

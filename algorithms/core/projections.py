@@ -9,6 +9,7 @@ from __future__ import annotations
 import numpy as np
 
 from dpverify.algorithms.core.errors import InvalidDataError, InvalidParameterError
+from dpverify.algorithms.core.rowwise import row_sum
 
 
 def project_l1_ball(points: np.ndarray, radius: float) -> np.ndarray:
@@ -17,18 +18,24 @@ def project_l1_ball(points: np.ndarray, radius: float) -> np.ndarray:
     if not radius > 0:
         raise InvalidParameterError(f"the l1-ball radius must be > 0; got {radius!r}")
     v = np.asarray(points, dtype=float)
-    magnitude = np.abs(v)
-    outside = magnitude.sum(axis=-1) > radius
+    outside = row_sum(np.abs(v)) > radius
     if not np.any(outside):
-        return v.copy()
+        return v.copy(order="K")    # order K: keep the state's layout (core/mixing.py, agent_major)
+    projected = v.copy(order="K")
+    projected[outside] = _project_outside(v[outside], radius)   # sort only the points that need it (issue 17)
+    return projected
+
+
+def _project_outside(v: np.ndarray, radius: float) -> np.ndarray:
+    """The projection of points (k, d) with ||v||_1 > radius onto the sphere ||x||_1 = radius."""
+    magnitude = np.abs(v)
     u = -np.sort(-magnitude, axis=-1)                              # |v| sorted descending
     cumulative = np.cumsum(u, axis=-1)
     j = np.arange(1, v.shape[-1] + 1)
     positive = u - (cumulative - radius) / j > 0
     rho = v.shape[-1] - np.argmax(positive[..., ::-1], axis=-1)   # largest j with u_j - (c_j - r)/j > 0
     tau = (np.take_along_axis(cumulative, rho[..., None] - 1, axis=-1)[..., 0] - radius) / rho
-    projected = np.sign(v) * np.maximum(magnitude - tau[..., None], 0.0)
-    return np.where(outside[..., None], projected, v)
+    return np.sign(v) * np.maximum(magnitude - tau[..., None], 0.0)
 
 
 def project_l1_ball_weighted(points: np.ndarray, weight: np.ndarray, radius: float) -> np.ndarray:

@@ -29,9 +29,11 @@ from dpverify.algorithms.core.errors import (
     InvalidGraphError,
     InvalidParameterError,
 )
+from dpverify.algorithms.core.mixing import agent_major
 from dpverify.algorithms.core.mixing import mix as mix_neighbours
 from dpverify.algorithms.core.mixing import mix_per_link
 from dpverify.algorithms.core.noise import PrivacyLedger, laplace_mechanism
+from dpverify.algorithms.core.rowwise import row_norms, scale_rows, shifted
 from dpverify.algorithms.core.validation import require_positive, require_positive_int
 
 DOUBLY_STOCHASTIC_ATOL = 1e-12
@@ -161,14 +163,17 @@ class Localization:
     @staticmethod
     def _factors(points: np.ndarray, sensors: np.ndarray, distances: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """(1 - d/r, x - s) with r = ||x - s||, the factor 0 where r < GRADIENT_AT_SENSOR: grad = factor * gap."""
-        gap = points - sensors
-        r = np.sqrt(np.einsum("...d,...d->...", gap, gap))   # ||gap||: linalg.norm's sum, without its per-call overhead
-        factor = np.where(r < GRADIENT_AT_SENSOR, 0.0, 1.0 - distances / np.maximum(r, GRADIENT_AT_SENSOR))
+        gap = shifted(points, -sensors)   # points - sensors
+        r = row_norms(gap)
+        factor = np.asarray(1.0 - distances / np.maximum(r, GRADIENT_AT_SENSOR))   # an array also for one point
+        at_sensor = r < GRADIENT_AT_SENSOR
+        if np.any(at_sensor):   # rare: a masked write instead of np.where's three temporaries every round
+            factor[at_sensor] = 0.0
         return factor, gap
 
     def _gradients(self, points: np.ndarray, sensors: np.ndarray, distances: np.ndarray) -> np.ndarray:
         factor, gap = self._factors(points, sensors, distances)
-        return factor[..., None] * gap
+        return scale_rows(gap, factor)
 
     def own_gradient(self, t: int, x: np.ndarray) -> np.ndarray:
         return self._gradients(x, self.sensors, self.distances[t - 1])
@@ -372,7 +377,8 @@ def run_dpdo_nc(costs: Costs, schedule: Schedule, params: DpdoNcParams, *, horiz
     n = schedule.num_agents
     if costs.num_agents != n:
         raise InvalidDataError(f"costs are defined for {costs.num_agents} nodes but the schedule has {n}")
-    x = np.zeros((replicas, n, dim)) if x1 is None else np.broadcast_to(np.asarray(x1, float), (replicas, n, dim)).copy()
+    start = np.zeros(dim) if x1 is None else np.asarray(x1, float)
+    x = agent_major(np.broadcast_to(start, (replicas, n, dim)))   # stored node-major: mixing is one product
     check_start(x, params.radius)
     marks = np.array(sorted({int(c) for c in (checkpoints if checkpoints is not None else [horizon])}))
     if marks.min() < 1 or marks.max() > horizon:

@@ -22,9 +22,10 @@ from dpverify.algorithms.core.errors import (
     InvalidGraphError,
     InvalidParameterError,
 )
-from dpverify.algorithms.core.mixing import mix, mix_per_link
+from dpverify.algorithms.core.mixing import agent_major, mix, mix_per_link
 from dpverify.algorithms.core.network import Network, metropolis_weights
 from dpverify.algorithms.core.noise import PrivacyLedger, gaussian_mechanism
+from dpverify.algorithms.core.rowwise import row_sum
 from dpverify.algorithms.core.validation import require_finite, require_positive_int
 
 NOISE_DRAWS = ("per_agent", "per_link")   # spec Sec. 2.3 item 1: (8) indexes n_j^k by sender only (literal default)
@@ -62,6 +63,9 @@ class StepSchedule:
             raise InvalidParameterError(f"stepsize power must be finite; got {self.power!r}")
 
     def __call__(self, k):
+        if isinstance(k, int) and k >= 1:   # the algorithm's per-iteration call, without the checks and np.where
+            # a 0-d array, as below: numpy's power takes 1/k for power 1, which Python's pow can miss by an ulp
+            return self.initial if k <= self.switch else float(self.scale * np.asarray(float(k)) ** (-float(self.power)))
         k = np.asarray(k, dtype=float)
         if np.any(k < 1):
             raise InvalidParameterError(f"iterations start at k = 1 (Algorithm 2, L176); got k = {k.min():g}")
@@ -221,7 +225,7 @@ def consensus_moments(states: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """xbar = the average over agents and ||x - 1 (x) xbar||^2 of states (..., m, d): (..., d) and (...)."""
     average = states.sum(axis=-2) / states.shape[-2]   # = mean(axis=-2), without its per-call overhead
     deviation = states - average[..., None, :]
-    return average, np.einsum("...md,...md->...", deviation, deviation)   # one pass, no squared temporary
+    return average, row_sum(row_sum(deviation * deviation))   # over d, then over agents (core/rowwise.py)
 
 
 @dataclass(frozen=True)
@@ -251,7 +255,7 @@ def run(gradient: Gradient, initial: np.ndarray, params: WangBasarParams, iterat
     """Algorithm 1 or 2 for iterations K (x^1 = initial, K-1 steps). post_mix: optional map applied after
     mixing (the ICA renormalization, spec P15; not part of the printed algorithm)."""
     iterations = require_positive_int("iterations", iterations)
-    states = require_finite("initial states", initial).copy()
+    states = agent_major(require_finite("initial states", initial))   # mixing is then one product (core/mixing.py)
     if states.ndim != 3 or states.shape[1] != params.num_agents:
         raise InvalidDataError(f"initial states must have shape (R, m={params.num_agents}, d); got {states.shape}")
     replicas, _, dim = states.shape

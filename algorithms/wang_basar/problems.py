@@ -10,14 +10,9 @@ from functools import cached_property
 import numpy as np
 
 from dpverify.algorithms.core.errors import InvalidParameterError
+from dpverify.algorithms.core.rowwise import clip_rows, row_norms, scale_rows, shifted, times_matrix
 
 EXTENSIONS = ("radial_linear", "none")
-
-
-def euclidean_norms(points: np.ndarray) -> np.ndarray:
-    """||p|| over the last axis, kept as a length-1 axis: np.linalg.norm's sum of squares, without its per-call
-    overhead (it dominated the d = 2 gradient)."""
-    return np.sqrt(np.einsum("...d,...d->...", points, points))[..., None]
 
 
 @dataclass(frozen=True, eq=False)
@@ -55,20 +50,23 @@ class Estimation:
 
     def local_gradients_inside(self, theta: np.ndarray) -> np.ndarray:
         """grad f_i(theta_i) = -2 M^T Y_i + 2 M^T M theta + 3 kappa ||theta|| theta (L566); theta (..., m, d)."""
-        radius = euclidean_norms(theta)
-        return (-2.0 * self.measurements @ self.matrix + 2.0 * theta @ (self.matrix.T @ self.matrix)
-                + 3.0 * self.kappa * radius * theta)
+        radius = row_norms(theta)
+        gradient = shifted(2.0 * times_matrix(theta, self.matrix.T @ self.matrix), -2.0 * self.measurements @ self.matrix)
+        gradient += scale_rows(theta, 3.0 * self.kappa * radius)
+        return gradient
 
     def local_gradients(self, states: np.ndarray) -> np.ndarray:
         """The oracle of the algorithms: (R, m, d) -> (R, m, d), with the extension outside B."""
         if self.extension == "none":
             return self.local_gradients_inside(states)
-        projected = np.clip(states, self.low, self.high)
+        projected = clip_rows(states, self.low, self.high)
         gradient = self.local_gradients_inside(projected)
         outward = states - projected
-        distance = euclidean_norms(outward)
+        if not np.any(outward):   # every point inside B: the extension adds zeros
+            return gradient
+        distance = row_norms(outward)
         scale = self.ext_c * np.minimum(distance / self.ext_delta_r, 1.0) / np.maximum(distance, 1e-300)
-        return gradient + scale * outward
+        return gradient + scale_rows(outward, scale)
 
     @cached_property
     def _agent_terms(self) -> tuple[list, list, list, list]:

@@ -19,8 +19,9 @@ from typing import Callable
 
 import numpy as np
 
+from dpverify.algorithms.core.blocking import Scratch
 from dpverify.algorithms.core.errors import InvalidDataError, InvalidParameterError
-from dpverify.algorithms.core.mixing import mix
+from dpverify.algorithms.core.mixing import agent_major, mix
 from dpverify.algorithms.core.network import Network
 from dpverify.algorithms.core.noise import PrivacyLedger, gaussian_mechanism
 from dpverify.algorithms.core.privacy import zcdp_from_dp
@@ -285,8 +286,17 @@ def primal_update(
     degrees = network.degrees[:, None]
     if neighbour_sum is None:
         neighbour_sum = neighbour_sums(network, broadcast_prev)
-    numerator = broadcast_prev * inverse_eta + rho * (degrees * broadcast_prev + neighbour_sum) - dual_prev - subgradient
-    return numerator / (inverse_eta + 2.0 * rho * degrees)
+    # the formula above term by term, left to right, accumulated in place in one fresh array (the same bits as the
+    # expression, without its five (R, N, d) temporaries)
+    pull = degrees * broadcast_prev
+    pull += neighbour_sum
+    pull *= rho
+    numerator = broadcast_prev * inverse_eta
+    numerator += pull
+    numerator -= dual_prev
+    numerator -= subgradient
+    numerator /= inverse_eta + 2.0 * rho * degrees
+    return numerator
 
 
 def dual_update(dual_prev: np.ndarray, broadcast: np.ndarray, network: Network, rho: float,
@@ -295,7 +305,11 @@ def dual_update(dual_prev: np.ndarray, broadcast: np.ndarray, network: Network, 
     neighbour_sum: sum_l wt_l = A wt if already computed (`neighbour_sums`)."""
     if neighbour_sum is None:
         neighbour_sum = neighbour_sums(network, broadcast)
-    return dual_prev + rho * (network.degrees[:, None] * broadcast - neighbour_sum)
+    change = network.degrees[:, None] * broadcast   # dual_prev + rho (|N_k| wt_k - sum_l wt_l), in place in one array
+    change -= neighbour_sum
+    change *= rho
+    change += dual_prev
+    return change
 
 
 def neighbour_sums(network: Network, broadcast: np.ndarray) -> np.ndarray:
@@ -450,8 +464,8 @@ def run_zcdp_nfl(
     clip = params.c1 if params.clip else None
     record = IterateRecorder(keep_iterates, horizon, shape, observer)
 
-    primal = np.zeros(shape)  # Algorithm 1: w^(0) = 0, gamma^(0) = 0
-    dual = np.zeros(shape)
+    primal = agent_major(np.zeros(shape))  # Algorithm 1: w^(0) = 0, gamma^(0) = 0; stored agent-major (core/mixing.py)
+    dual = agent_major(np.zeros(shape))
     if params.init_broadcast == "noisy":
         # spec §2.6 (b): tilde w^(0) = xi^(0); w^(0) = 0 carries no data, so the release costs nothing.
         initial_sensitivity = sensitivity_bound(params, network, data.num_samples, 0)
@@ -461,15 +475,16 @@ def run_zcdp_nfl(
             label=f"zcdp-nfl initial broadcast (data-independent) [{params.noise.label}]",
         )
     else:
-        broadcast = np.zeros(shape)
+        broadcast = agent_major(np.zeros(shape))
     record(0, primal, broadcast, dual)
 
     neighbour_sum = neighbour_sums(network, broadcast)
+    scratch = Scratch()   # the subgradient's residuals, allocated once per run (core/blocking.py)
     for n in range(1, horizon + 1):
         reg_point = broadcast if params.subgradient_point == "broadcast" else primal
-        subgradient = problem.loss_subgradient(broadcast, data, clip) + (
-            problem.lam / network.num_agents * problem.regularizer_subgradient(reg_point)
-        )
+        subgradient = problem.loss_subgradient(broadcast, data, clip, scratch)
+        if problem.regularizer != "none":   # R = 0 (LAD, least squares) adds nothing
+            subgradient += problem.lam / network.num_agents * problem.regularizer_subgradient(reg_point)
         primal = primal_update(broadcast, dual, subgradient, network, params.rho, params.step.eta(n),
                                neighbour_sum)  # eq. (7)
         sensitivity = sensitivity_bound(params, network, data.num_samples, n)  # Lemma I

@@ -115,15 +115,22 @@ class Setting:
 
     def limit(self, rng: np.random.Generator, rounds: int, replicas: int) -> None:
         """The floor per iteration: the noise draw, A @ (N, R*d) in one BLAS call, and the LAD subgradient as two
-        batched products with the sign between them, on a state laid out (N, R, d)."""
+        batched products with the sign between them, on a state laid out (N, R, d). Every array is allocated once:
+        a fresh (N, R, M) temporary each iteration is page-faulted back in (core/blocking.py), which a floor
+        must not pay."""
         X, y = self.data.features, self.data.targets
-        agents, dim = X.shape[0], X.shape[2]
+        agents, samples, dim = X.shape
         state = np.random.default_rng(0).standard_normal((agents, replicas, dim))
         A, flat, Xt = self.network.adjacency, state.reshape(agents, replicas * dim), np.ascontiguousarray(X.transpose(0, 2, 1))
+        noise, mixed, gradient = np.empty_like(state), np.empty_like(flat), np.empty_like(state)
+        residual, signs = np.empty((agents, replicas, samples)), np.empty((agents, replicas, samples))
         for _ in range(rounds):
-            rng.standard_normal((agents, replicas, dim))
-            A @ flat
-            np.matmul(np.sign(np.matmul(state, Xt) - y[:, None, :]), X)
+            rng.standard_normal(out=noise)
+            np.matmul(A, flat, out=mixed)
+            np.matmul(state, Xt, out=residual)
+            residual -= y[:, None, :]
+            np.sign(residual, out=signs)   # into another array: numpy's sign in place is 6x slower
+            np.matmul(signs, X, out=gradient)
 
 
 def contenders(replicas: int, iterations: int, agents: int = NUM_AGENTS, dim: int = DIM,
