@@ -24,8 +24,8 @@ def implementation_of(paper: str) -> tuple[str, str]:
 
 
 def run_verify_benchmarks(papers: Iterable[str], *, echo: Callable[[str], None]) -> dict[str, float]:
-    """Wall seconds of a full `verify` (every check and re-run claim, quick profile, 2 jobs, no cache) per paper
-    with a conformance suite."""
+    """Wall seconds of `verify` as it runs by default (every check and every re-run claim but those --long adds,
+    quick profile, 2 jobs, no cache) per paper with a conformance suite."""
     seconds = {}
     for paper in papers:
         if room_module("theory", paper, "conformance") is None:

@@ -403,6 +403,10 @@ def verify(paper: Annotated[str, typer.Argument(help="paper id (see `dpverify li
                show_default=False)] = None,
            claim: Annotated[Optional[list[str]], typer.Option(
                help="re-run only this claim (repeatable), e.g. --claim figure-2")] = None,
+           long: Annotated[bool, typer.Option(
+               "--long", help="also re-run the claims whose checks make long runs of your code (zcdp-nfl theorems "
+                              "3-4, dpdo-nc sqrt-t-rate: minutes for a per-agent loop; listed as not re-run without it)"
+           )] = False,
            profile: ProfileOpt = Profile.quick, seed: SeedOpt = DEFAULT_ROOT_SEED, jobs: JobsOpt = 2,
            cache: CacheOpt = DEFAULT_CACHE) -> None:
     """Validate your implementation of a paper's algorithm: exact conformance on dpverify's noise draws, its
@@ -417,7 +421,7 @@ def verify(paper: Annotated[str, typer.Argument(help="paper id (see `dpverify li
     if claims is not False:
         directory_to_write(cache, "--cache")   # verify() checks the rest of its inputs before any work
     result = run_verify(paper, impl, profile=str(profile), seed=seed, noise=noise, checks=selected,
-                        claims=tuple(claim) if claim else claims, cache=cache, jobs=jobs, progress=True)
+                        claims=tuple(claim) if claim else claims, cache=cache, jobs=jobs, progress=True, long=long)
     for line in result.lines():
         typer.echo(line)
     if not result.conforms:

@@ -53,6 +53,7 @@ class Verification:
     implementation: str
     results: tuple[ClaimResult, ...]
     claims: tuple[ClaimComparison, ...] = ()   # the paper's claims, reference vs implementation (verify_claims.py)
+    skipped: tuple[str, ...] = ()              # claims not re-run: their checks make long runs (--long re-runs them)
 
     @property
     def verdicts(self) -> dict[str, Verdict]:
@@ -80,6 +81,8 @@ class Verification:
         """One line per check, one per re-run claim (both verdicts), then the outcome (the first failure named)."""
         out = [f"{r.claim.id}  {r.verdict}: {r.summary}" for r in self.results]
         out += [comparison.line() for comparison in self.claims]
+        out += [f"{claim}  not re-run: its check makes many or long runs of your code (minutes for a per-agent loop); "
+                "--long (or --claim) re-runs it" for claim in self.skipped]
         if self.failures:
             first = self.failures[0]
             out.append(f"{self.implementation} does not conform to {self.paper}: first failing check "
@@ -103,13 +106,14 @@ def _exact_needs_the_tape(context: CheckContext):
 
 def verify(paper: str, implementation: Callable | str, *, profile: str = "quick", seed: int = DEFAULT_ROOT_SEED,
            noise: str = "tape", checks: tuple[str, ...] | None = None, claims: bool | tuple[str, ...] | None = None,
-           cache: Path | None = None, jobs: int = 2, progress: bool = False) -> Verification:
+           cache: Path | None = None, jobs: int = 2, progress: bool = False, long: bool = False) -> Verification:
     """Judge `implementation` (a callable `implementation(setting, rng) -> transcript`, or its `module:object`
     spec) against `paper`'s contract and claims; see the module docstring. `checks` keeps only the named
     conformance checks (CHECKS; default all); `claims` re-runs the paper's claims that run the algorithm on it
     (verify_claims.py; True: all of them, a tuple of claim ids, or None: all of them unless `checks` selects a
     subset of the conformance checks), with `jobs` worker processes (1 for a callable, which worker processes
-    cannot load) and, if given, the result cache `cache`."""
+    cannot load) and, if given, the result cache `cache`. Claims whose checks make long runs (Check.long_runs)
+    are re-run only with `long` or when named in `claims`; the others list them as skipped."""
     if noise not in NOISE_MODES:
         raise DpverifyError(f"noise must be one of {', '.join(NOISE_MODES)}; got {noise!r}")
     unknown = sorted(set(checks or ()) - set(CHECKS))
@@ -125,8 +129,9 @@ def verify(paper: str, implementation: Callable | str, *, profile: str = "quick"
     if claims is None:
         claims = checks is None
     only = None if claims in (True, False) else tuple(claims)
-    if only is not None:
-        selected(paper, profile, only)       # an unknown claim id is an error before any work, and so is a bad cache
+    skipped = ()
+    if claims is not False:   # an unknown claim id is an error before any work, and so is a bad cache
+        skipped = tuple(c.id for c in selected(paper, profile, only, long)[2])
     runner = Runner(cache_directory=cache, jobs=jobs, show_progress=progress) if claims else None
     context = CheckContext(profile=profile, root_seed=seed, parameters=parameters_of(paper, profile))
     conformance = tuple(c for c in conformance_claims(suite, function)
@@ -138,8 +143,8 @@ def verify(paper: str, implementation: Callable | str, *, profile: str = "quick"
     compared = ()
     if runner is not None:   # a spec, not the loaded function, so that worker processes can load it
         compared = compare_claims(paper, implementation, profile=profile, seed=seed, runner=runner, only=only,
-                                  progress=(lambda line: tqdm.write(line)) if progress else (lambda line: None))
-    return Verification(paper, name, results, compared)
+                                  long=long, progress=(lambda line: tqdm.write(line)) if progress else (lambda line: None))
+    return Verification(paper, name, results, compared, skipped)
 
 
 def _without_exact(claim):

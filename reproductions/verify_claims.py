@@ -94,27 +94,38 @@ def _results(experiments: list[Experiment], profile: str, runner: Runner, seed: 
     return {name: pd.concat([next(frames) for _ in group], ignore_index=True) for name, group in tasks.items()}
 
 
-def selected(paper: str, profile: str, only: tuple[str, ...] | None = None) -> tuple[list[Experiment], list[Claim]]:
+def selected(paper: str, profile: str, only: tuple[str, ...] | None = None, long: bool = False
+             ) -> tuple[list[Experiment], list[Claim], list[Claim]]:
     """The claims to re-run (every one whose checks read a re-runnable experiment, or only the claim ids `only`,
-    with or without the paper prefix) and the experiments they read; an id that is not one of them is an error."""
+    with or without the paper prefix), the experiments they read, and the claims left out because their checks
+    make long runs (Check.long_runs; re-run with `long` or when named in `only`); an id that is not one of them
+    is an error."""
     experiments = rerunnable(paper, profile)
     claims = claims_on(paper, {e.id for e in experiments})
-    if only is None:
-        return experiments, claims
-    wanted = {name if "/" in name else f"{paper}/{name}" for name in only}
-    if unknown := sorted(wanted - {c.id for c in claims}):
-        raise DpverifyError(f"not a claim verify re-runs: {', '.join(unknown)}; these are: "
-                            f"{', '.join(c.id for c in claims) or 'none'}")
-    claims = [c for c in claims if c.id in wanted]
+    skipped: list[Claim] = []
+    if only is not None:
+        wanted = {name if "/" in name else f"{paper}/{name}" for name in only}
+        if unknown := sorted(wanted - {c.id for c in claims}):
+            raise DpverifyError(f"not a claim verify re-runs: {', '.join(unknown)}; these are: "
+                                f"{', '.join(c.id for c in claims) or 'none'}")
+        claims = [c for c in claims if c.id in wanted]
+    elif not long:
+        short = [tuple(check for check in c.checks if not check.long_runs) for c in claims]
+        skipped = [c for c, checks in zip(claims, short) if len(checks) < len(c.checks)]
+        claims = [replace(c, checks=checks) for c, checks in zip(claims, short) if checks]
     read = {e for c in claims for check in c.checks for e in _needed(check)}
-    return [e for e in experiments if e.id in read], claims
+    # an experiment the left-out checks need is not run for a check that reads it only as an alternative
+    # (dpdo-nc sublinear-regret reads figure-1 or long-horizon: it is decided on figure-1 alone)
+    required = {need for c in claims for check in c.checks for need in check.needs if isinstance(need, str)}
+    read -= {e for c in skipped for check in c.checks if check.long_runs for e in _needed(check)} - required
+    return [e for e in experiments if e.id in read], claims, skipped
 
 
 def compare_claims(paper: str, implementation: Callable | str, *, profile: str, seed: int, runner: Runner,
-                   only: tuple[str, ...] | None = None,
+                   only: tuple[str, ...] | None = None, long: bool = False,
                    progress: Callable[[str], None] = lambda message: None) -> tuple[ClaimComparison, ...]:
     """The `selected` claims on the reference's and the implementation's runs; only the experiments they read run."""
-    experiments, claims = selected(paper, profile, only)
+    experiments, claims, _ = selected(paper, profile, only, long)
     if not claims:
         return ()
     value = implementation_value(implementation)

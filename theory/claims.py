@@ -91,6 +91,8 @@ class Check:
     whose run an implementation's contract cannot state (NotInContract).
     `runs_algorithm`: the check runs the paper's algorithm itself (not through an experiment), as
     `context.implementation` says, so `dpverify verify` re-runs it on the user's implementation.
+    `long_runs`: on an implementation the check's runs take minutes of a per-agent loop (many long runs);
+    `dpverify verify` re-runs it only with --long or when the claim is named (--claim), and says so.
     """
 
     name: str
@@ -101,6 +103,7 @@ class Check:
     needs: tuple[str | tuple[str, ...], ...] = ()
     datasets: tuple[str | tuple[str, ...], ...] = ()
     runs_algorithm: bool = False   # runs the paper's algorithm itself, as context.implementation (`dpverify verify`)
+    long_runs: bool = False        # verify re-runs it on an implementation only with --long (or --claim)
 
     def unmet(self, context: CheckContext) -> str:
         """Why this run cannot run the check ('' when it can)."""

@@ -43,8 +43,8 @@ BUGS = [
 
 
 
-RERUN_CLAIMS = {f"dpdo-nc/{c}" for c in ("theorem-2", "sublinear-regret", "sqrt-t-rate", "remark-4", "figure-1",
-                                          "figure-2", "figure-3")}
+RERUN_CLAIMS = {f"dpdo-nc/{c}" for c in ("theorem-2", "sublinear-regret", "remark-4", "figure-1", "figure-2",
+                                          "figure-3")}   # and sqrt-t-rate with --long (its long-horizon runs)
 
 
 def _conforms(result) -> None:
@@ -60,13 +60,14 @@ def test_the_example_conforms_and_agrees_with_the_reference_on_the_papers_claims
     from different numbers (its own runs, its own draws)."""
     result = verify("dpdo-nc", f"{EXAMPLE}:run")
     _conforms(result)
-    assert {c.claim.id for c in result.claims} == RERUN_CLAIMS
+    assert {c.claim.id for c in result.claims} == RERUN_CLAIMS and result.skipped == ("dpdo-nc/sqrt-t-rate",)
     for comparison in result.claims:
         assert comparison.implementation.verdict == comparison.reference.verdict, comparison.line()
     figure_2 = next(c for c in result.claims if c.claim.id == "dpdo-nc/figure-2")
     ours, theirs = (r.results[0].evidence.values["spread"] for r in (figure_2.reference, figure_2.implementation))
     assert ours != theirs
-    assert result.lines()[-1].endswith("conforms to dpdo-nc: no check found a deviation and 7 re-run claim(s) "
+    assert result.lines()[-2].startswith("dpdo-nc/sqrt-t-rate  not re-run: its check makes many or long runs")
+    assert result.lines()[-1].endswith("conforms to dpdo-nc: no check found a deviation and 6 re-run claim(s) "
                                        "agree with the reference")
 
 

@@ -120,7 +120,7 @@ def test_noise_30_times_too_large_makes_figure_2_diverge(tmp_path):
 
 
 def test_the_convergence_claims_run_the_algorithm_themselves_and_keep_only_the_recal_checks():
-    experiments, claims = selected("dp-recal", "quick", ("theorem-2", "theorem-3"))
+    experiments, claims, _ = selected("dp-recal", "quick", ("theorem-2", "theorem-3"))
     assert experiments == []
     assert {c.id: [check.name for check in c.checks] for c in claims} == {
         "dp-recal/theorem-2": ["RECAL to the certified x*"],

@@ -92,8 +92,24 @@ def test_which_claims_are_rerun():
         "zcdp-nfl/theorem-2": ["Monte-Carlo LHS vs RHS with 95% CIs"],
         "zcdp-nfl/theorem-3": ["Monte-Carlo long runs"],
         "zcdp-nfl/theorem-4": ["slope of log error vs log T"]}
-    experiments, selected_claims = selected("zcdp-nfl", "quick", ("theorem-1", "theorem-4"))
+    experiments, selected_claims, _ = selected("zcdp-nfl", "quick", ("theorem-1", "theorem-4"))
     assert experiments == [] and [c.id for c in selected_claims] == ["zcdp-nfl/theorem-1", "zcdp-nfl/theorem-4"]
+
+
+def test_long_run_claims_are_left_out_unless_asked_for():
+    """Lemma 2 and Theorem 2 make 168 runs of the implementation, Theorems 3 and 4 12 long runs (together about 6 of
+    the 8 minutes of a per-client loop), dpdo-nc's sqrt-t-rate its long-horizon runs: left out by default and listed,
+    re-run with long=True or when named."""
+    many = ["zcdp-nfl/lemma-2", "zcdp-nfl/theorem-2", "zcdp-nfl/theorem-3", "zcdp-nfl/theorem-4"]
+    _, default, skipped = selected("zcdp-nfl", "quick")
+    assert [c.id for c in skipped] == many and not set(many) & {c.id for c in default}
+    _, everything, none = selected("zcdp-nfl", "quick", long=True)
+    assert none == [] and len(everything) == len(default) + 4
+    experiments, dpdo, dpdo_skipped = selected("dpdo-nc", "quick")   # sublinear-regret then reads figure-1 alone
+    assert [c.id for c in dpdo_skipped] == ["dpdo-nc/sqrt-t-rate"] and "dpdo-nc/sublinear-regret" in {c.id for c in dpdo}
+    assert [e.id for e in experiments] == ["figure-1", "figure-2", "figure-3"]
+    result = verify("zcdp-nfl", contract.REFERENCE, checks=(), claims=None, jobs=1)   # no checks selected: no claims
+    assert result.skipped == () and result.claims == ()
 
 
 def test_the_contract_states_the_figures_runs_and_refuses_the_others():

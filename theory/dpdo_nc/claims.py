@@ -145,7 +145,7 @@ CLAIMS = (
     claim("sqrt-t-rate", "headline", "L9, L37", "O(sqrt T) regret",
           "The regret is O(sqrt T), the same order as without privacy.",
           Check("plateau test: growth exponent over the last decade of the long horizon", ST, figures.sqrt_rate,
-                rule=interval_below(figures.SQRT_RATE_LIMIT), needs=("long-horizon",))),
+                rule=interval_below(figures.SQRT_RATE_LIMIT), needs=("long-horizon",), long_runs=True)),
     claim("remark-4", "remark", "L479-L481", "Privacy changes the coefficient, not the order",
           "DP does not affect the order of the bound, only its coefficient; larger eps, tighter bound.",
           Check("sympy: eps enters the bound only as a coefficient", S, symbolic.check_eps_coefficient, rule=EXACT),
