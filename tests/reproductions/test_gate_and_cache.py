@@ -90,9 +90,12 @@ def test_two_check_runs_pass_and_a_planted_change_fails(tmp_path):
     assert not ElementTree.parse(tmp_path / "same.xml").getroot().findall(".//failure")
 
 
-def test_the_committed_report_follows_the_schema():
+@pytest.mark.parametrize("summary", sorted((REPO / "reports").rglob("summary.json")),
+                         ids=lambda path: str(path.relative_to(REPO)))
+def test_every_committed_report_follows_the_schema(summary):
+    """The quick report (reports/summary.json) and the paper-profile report (reports/paper/summary.json)."""
     jsonschema.Draft202012Validator.check_schema(SCHEMA)
-    committed = json.loads((REPO / "reports" / "summary.json").read_text())
+    committed = json.loads(summary.read_text())
     jsonschema.validate(committed, SCHEMA)
     provenance = next(iter(committed["papers"].values()))["provenance"]
     assert isinstance(provenance["packages"], dict) and provenance["packages"]["dpverify"]
