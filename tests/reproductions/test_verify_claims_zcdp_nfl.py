@@ -97,8 +97,8 @@ def test_which_claims_are_rerun():
 
 
 def test_long_run_claims_are_left_out_unless_asked_for():
-    """Lemma 2 and Theorem 2 make 168 runs of the implementation, Theorems 3 and 4 12 long runs (together about 6 of
-    the 8 minutes of a per-client loop), dpdo-nc's sqrt-t-rate its long-horizon runs: left out by default and listed,
+    """Lemma 2 and Theorem 2 make 168 runs of the implementation, Theorems 3 and 4 12 long runs (together about 7 of
+    the 9 minutes of a per-client loop), dpdo-nc's sqrt-t-rate its long-horizon runs: left out by default and listed,
     re-run with long=True or when named."""
     many = ["zcdp-nfl/lemma-2", "zcdp-nfl/theorem-2", "zcdp-nfl/theorem-3", "zcdp-nfl/theorem-4"]
     _, default, skipped = selected("zcdp-nfl", "quick")
