@@ -170,7 +170,7 @@ def solve_admm_subproblem(problem: CompositeProblem, data: LocalData, linear: np
       for the unclipped linear loss the model IS the subproblem, so the first step solves it and the second
       confirms it (2 data passes instead of tens). (Quadratic-bound MM: Boehning & Lindsay 1988, whose logistic bound
       B^T B/4 this is.)
-    * proximal gradient on the data with step 1/(L_i + 2 curvature)."""
+    * proximal gradient on the data with step 2/(L_i + 2 curvature + mu), mu = 2 (curvature + ridge_f) (`optimal_step`)."""
     curvature = np.asarray(curvature, dtype=float)
     if agents is None:
         gradient = lambda x: problem.local_gradients(x, data, clip)  # noqa: E731
@@ -180,7 +180,8 @@ def solve_admm_subproblem(problem: CompositeProblem, data: LocalData, linear: np
         pick = agents
     if uses_quadratic_model(problem, data):
         return _majorize_minimize(problem, data, gradient, linear, curvature, start, pick, noise_std)
-    step = 1.0 / (problem.lipschitz_constants(data)[pick] + 2.0 * curvature)[:, None]
+    smooth = problem.lipschitz_constants(data)[pick] + 2.0 * curvature             # of grad (f_i + <linear,.> + curvature||.||^2)
+    step = optimal_step(smooth, 2.0 * (curvature + problem.smooth_ridge))[:, None]
     x = start.copy()
     for _ in range(SUBPROBLEM_MAX_STEPS):
         v = x - step * (gradient(x) + linear + 2.0 * curvature[..., None] * x)
@@ -190,6 +191,13 @@ def solve_admm_subproblem(problem: CompositeProblem, data: LocalData, linear: np
         if moved:
             break
     return x
+
+
+def optimal_step(smoothness, strong_convexity):
+    """2 / (L + mu): the constant step at which a gradient step on an L-smooth, mu-strongly convex function contracts
+    most, by (L - mu) / (L + mu) (the prox after it is nonexpansive), against 1 - mu/L for the step 1/L. The
+    subproblems here have L/mu ~ 2 (the penalty's curvature dominates), so this halves their steps."""
+    return 2.0 / (np.asarray(smoothness, dtype=float) + strong_convexity)
 
 
 def stopping_tolerance(scale: float, noise_std: float, relative: float = SUBPROBLEM_TOLERANCE) -> float:
@@ -216,7 +224,7 @@ def _majorize_minimize(problem, data, gradient, linear, curvature, start, pick, 
     rotate_out = lambda v: (basis @ v[..., None])[..., 0]  # noqa: E731
     if problem.lasso != 0:
         hessian = (basis * spectrum[..., None, :]) @ np.swapaxes(basis, -1, -2)     # H_i itself (q <= m/32 here)
-        model_step = 1.0 / spectrum[:, -1:]                                        # 1 / lambda_max(H_i)
+        model_step = optimal_step(spectrum[:, -1:], spectrum[:, :1])              # the model's Hessian is H_i
     x = start.copy()
     for _ in range(SUBPROBLEM_MAX_STEPS):
         g = gradient(x) + linear + 2.0 * quadratic_shift[..., None] * x            # grad phi(x)
