@@ -337,6 +337,7 @@ def reproduce(paper: PaperArg = None,
         experiment_results,
         experiments_of,
         find_experiment,
+        prefetch,
         run_experiment,
     )
     from dpverify.reproductions.report import (
@@ -362,6 +363,10 @@ def reproduce(paper: PaperArg = None,
     for entry in papers:
         work.begin()
         runs = []
+        submitted = prefetch(experiments[entry.id], str(profile), runner, seed)
+        if submitted:
+            typer.echo(f"{entry.id}: the {submitted} tasks of {len(experiments[entry.id])} experiments went to one pool "
+                       "(cached ones were read)", err=True)
         for experiment in experiments[entry.id]:
             typer.echo(f"{entry.id}: reproducing {experiment.id} ({profile} profile)", err=True)
             runs.append(run_experiment(experiment, str(profile), runner, seed, out))

@@ -75,6 +75,22 @@ def experiment_results(experiment: Experiment, profile: str, runner: Runner, roo
     return pd.concat(runner(experiment.build_tasks(config), root_seed), ignore_index=True)
 
 
+def prefetch(experiments: list[Experiment], profile: str, runner: Runner, root_seed: int) -> int:
+    """Run the tasks of all `experiments` through one pool, into the runner's cache, where run_experiment then
+    finds them: a worker that finishes one experiment's last task starts on the next experiment instead of idling
+    until its siblings finish (on 2 cores, an experiment with one long task otherwise runs on one). A task that
+    several experiments share (same key, e.g. v0-table-5's runs) runs once. Without a cache or with one job there
+    is nothing to gain, and nothing runs. Returns the number of tasks submitted."""
+    if runner.cache is None or runner.jobs < 2 or len(experiments) < 2:
+        return 0
+    tasks: dict[str, Task] = {}
+    for experiment in experiments:
+        for task in experiment.build_tasks(experiment.config(profile)):
+            tasks.setdefault(task.key, task)
+    runner(list(tasks.values()), root_seed)
+    return len(tasks)
+
+
 def run_experiment(experiment: Experiment, profile: str, runner: Runner, root_seed: int, out_dir: Path,
                    config: ExperimentConfig | None = None) -> ExperimentRun:
     """Run the tasks (cached), store the results as Parquet with provenance, draw the figure. `config`: the

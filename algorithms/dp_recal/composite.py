@@ -262,10 +262,21 @@ def _clip_coefficients(coefficients: np.ndarray, feature_norms: np.ndarray, clip
     return np.clip(coefficients, -bound, bound)
 
 
+ACCURACY_BLOCK = 64   # points scored per matrix product: the (n m, 64) margins stay ~30 MB on MNIST's 60,000 samples
+
+
 def accuracy(x: np.ndarray, data: LocalData) -> np.ndarray:
-    """Fraction of samples with sign(B_ij^T x) = b_ij over all agents (v1:L568); x (..., q) -> (...)."""
-    margins = (data.features @ np.asarray(x, dtype=float)[..., None, :, None])[..., 0]
-    return (np.where(margins >= 0, 1.0, -1.0) == data.targets).mean(axis=(-2, -1))
+    """Fraction of samples with sign(B_ij^T x) = b_ij over all agents (v1:L568); x (..., q) -> (...).
+    The points are scored in blocks, each block against all samples in one matrix product (a product per point
+    re-read the whole data set for each of a curve's ~1000 points: 60 s on MNIST 0-9 instead of a few)."""
+    x = np.asarray(x, dtype=float)
+    points = x.reshape(-1, data.dim)
+    samples, labels = data.features.reshape(-1, data.dim), data.targets.reshape(-1, 1)
+    correct = np.empty(len(points))
+    for start in range(0, len(points), ACCURACY_BLOCK):
+        margins = samples @ points[start:start + ACCURACY_BLOCK].T                       # (n m, block)
+        correct[start:start + ACCURACY_BLOCK] = (np.where(margins >= 0, 1.0, -1.0) == labels).sum(axis=0)
+    return (correct / labels.size).reshape(x.shape[:-1])
 
 
 def agent_margins(features: np.ndarray, X: np.ndarray) -> np.ndarray:

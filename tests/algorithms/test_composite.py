@@ -147,6 +147,17 @@ def test_accuracy_counts_signs():
     assert accuracy(np.array([1.0, -1.0]), data) == 1.0
 
 
+def test_accuracy_of_many_points_counts_each_point_over_all_samples():
+    """Blocked scoring (composite.ACCURACY_BLOCK) against a count per point and agent, over more points than a block."""
+    rng = np.random.default_rng(3)
+    data = LocalData(rng.standard_normal((3, 40, 5)), np.sign(rng.standard_normal((3, 40))))
+    x = rng.standard_normal((30, 5, 5))
+    x[0, 0] = 0.0                                           # margins 0 count as +1
+    expected = np.array([[np.mean([np.sign(np.where(B @ point >= 0, 1.0, -1.0)) == b
+                                   for B, b in zip(data.features, data.targets)]) for point in row] for row in x])
+    np.testing.assert_array_equal(accuracy(x, data), expected)
+
+
 def test_bad_input_is_named():
     with pytest.raises(InvalidParameterError, match="loss"):
         CompositeProblem("hinge")

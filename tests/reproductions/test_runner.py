@@ -159,3 +159,27 @@ def test_a_computed_result_is_the_frame_the_cache_returns(tmp_path):
         pd.testing.assert_frame_equal(frame, cached)
     assert str(cached["epsilon"].dtype) == "float64" and cached["epsilon"].tolist() == [2.0, 0.5]
     assert list(cached.index) == [0, 1]
+
+
+def test_prefetch_runs_every_experiments_tasks_once_into_the_cache(tmp_path):
+    """experiments.prefetch: the tasks of several experiments in one pool (a shared key once), after which each
+    experiment's own run finds all its results in the cache (nothing computed twice), equal to a serial run's."""
+    from types import SimpleNamespace
+
+    from dpverify.reproductions.experiments import prefetch
+
+    def experiment(keys):
+        tasks = [Task(f"demo/{key}", gaussian_sample_mean, {"size": 40 + key, "shift": 0.5}) for key in keys]
+        return SimpleNamespace(config=lambda profile: None, build_tasks=lambda config: tasks)
+
+    first, second = experiment([0, 1, 2]), experiment([2, 3])
+    runner = Runner(cache_directory=tmp_path, jobs=2, show_progress=False)
+    assert prefetch([first, second], "quick", runner, ROOT_SEED) == 4
+    assert runner.computed == 4
+    frames = runner(second.build_tasks(None), ROOT_SEED) + runner(first.build_tasks(None), ROOT_SEED)
+    assert runner.computed == 4
+    serial = serial_executor(second.build_tasks(None) + first.build_tasks(None), ROOT_SEED)
+    for frame, expected in zip(frames, serial):
+        pd.testing.assert_frame_equal(frame, expected, check_dtype=False)
+    assert prefetch([first, second], "quick", Runner(jobs=2, show_progress=False), ROOT_SEED) == 0   # no cache
+    assert prefetch([first, second], "quick", Runner(cache_directory=tmp_path, jobs=1), ROOT_SEED) == 0
