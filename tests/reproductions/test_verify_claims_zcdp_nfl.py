@@ -79,18 +79,22 @@ def test_a_bug_the_accounting_cannot_see_makes_a_figure_claim_diverge(tmp_path):
 def test_which_claims_are_rerun():
     """The three figures run zCDP-NFL; the claims that read them are the five figure claims. The claims whose checks
     run Algorithm 1 themselves are re-run too, each with only those checks (theorem-1 and the corollary keep their
-    ledger check, not their symbolic ones)."""
+    ledger check, lemma-1 its realized check, not their symbolic ones)."""
     experiments = [e.id for e in rerunnable("zcdp-nfl", "quick")]
     assert experiments == ["figure-1", "figure-2", "figure-3"]
     claims = {c.id: [check.name for check in c.checks] for c in claims_on("zcdp-nfl", set(experiments))}
     assert [c for c in claims if c in FIGURE_CLAIMS] == FIGURE_CLAIMS
     assert {c: checks for c, checks in claims.items() if c not in FIGURE_CLAIMS} == {
         "zcdp-nfl/assumption-1": ["per-sample subgradients on the experiments' runs"],
+        "zcdp-nfl/lemma-1": ["realized with a canary under a shared history"],
         "zcdp-nfl/theorem-1": ["ledger: every release calibrated by (12)"],
         "zcdp-nfl/corollary": ["ledger total vs closed form"],
         "zcdp-nfl/lemma-2": ["both sides of (18) along runs, r = 0 and random r"],
         "zcdp-nfl/theorem-2": ["Monte-Carlo LHS vs RHS with 95% CIs"],
         "zcdp-nfl/theorem-3": ["Monte-Carlo long runs"],
+        "zcdp-nfl/subgradient-14": ["finite differences along a private run"],
+        "zcdp-nfl/representation-16": ["residuals along runs"],
+        "zcdp-nfl/representation-17": ["residuals along runs"],
         "zcdp-nfl/theorem-4": ["slope of log error vs log T"]}
     experiments, selected_claims, _ = selected("zcdp-nfl", "quick", ("theorem-1", "theorem-4"))
     assert experiments == [] and [c.id for c in selected_claims] == ["zcdp-nfl/theorem-1", "zcdp-nfl/theorem-4"]

@@ -15,7 +15,12 @@ Stacking (L150): W = [w_1; ...; w_K] in R^{KP}, agent-major, so a batched state 
 reshaped to (..., K P) (`stack`) and the matrices of `dpverify.algorithms.core.network.paper_matrices` act on it.
 D^(n+1) (x) I_P is diagonal, [D^(n+1)]_kk = 1/sqrt(2 eta_k^(n+1)) (L167), kept as its diagonal.
 alpha^(n) in (16)-(17) is the stacked dual [gamma_1^(n); ...; gamma_K^(n)] (spec Sec. 2.6
-alpha_identification): L180 prints alpha = H_-^T W, which has 2EP entries, not KP.
+alpha_identification): L180 prints alpha = H_-^T W, which has 2EP entries, not KP. Eq. (9) makes the
+dual post-processing of the released broadcasts, so it is rebuilt from them (`dual_sequence`): the
+same code for our runs and for a user's implementation, whose transcript carries no dual.
+
+Under `dpverify verify` (context.implementation) every run here is the user's implementation through
+the contract (instances.contract_runs); the identity checks (14)-(17) read only IDENTITY_REPLICAS runs.
 """
 
 from __future__ import annotations
@@ -23,6 +28,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable
 from dataclasses import dataclass
+from functools import cached_property
 from typing import Any
 
 import numpy as np
@@ -33,6 +39,7 @@ from dpverify.algorithms.zcdp_nfl.algorithm import (
     StepSchedule,
     ZcdpNflParams,
     ZcdpSchedule,
+    dual_update,
     run_zcdp_nfl,
     sensitivity_bound,
 )
@@ -131,11 +138,22 @@ def network_operators(network: Network, dim: int) -> NetworkOperators:
 
 # ---- the shared run ---------------------------------------------------------------------------
 
+def dual_sequence(broadcast: np.ndarray, network: Network, rho: float) -> np.ndarray:
+    """alpha^(n) = [gamma_1^(n); ...; gamma_K^(n)], n = 0..H, (H+1, R, KP), from the broadcasts tW^(0..H)
+    (H+1, R, K, P) alone: gamma^(0) = 0 (Algorithm 1, L94), gamma_k^(n) = gamma_k^(n-1) + rho sum_{l in N_k}
+    (tw_k^(n) - tw_l^(n)) (eq. (9), L99), the received messages only. The recursion as Algorithm 1 runs it (one
+    batched step per iteration): the same bits as the reference's own dual, which a cumulative sum is not."""
+    duals = np.zeros_like(np.asarray(broadcast, dtype=float))
+    for n in range(1, len(duals)):
+        duals[n] = dual_update(duals[n - 1], broadcast[n], network, rho)
+    return stack(duals)
+
+
 @dataclass(frozen=True)
 class StackedRun:
     """One batched run of Algorithm 1, stacked (L150). Index n = 0..H on the first axis.
-    primal W^(n), broadcast tW^(n), dual alpha^(n) = stacked gamma^(n): (H+1, R, KP) (dual None for a run
-    through the contract: the transcript carries no gamma);
+    primal W^(n), broadcast tW^(n), dual alpha^(n) = stacked gamma^(n) rebuilt from the broadcasts by eq. (9)
+    (`dual_sequence`, on first use): (H+1, R, KP);
     step_diagonal[n] = diag(D^(n) (x) I_P) for n >= 1 (row 0 unused, NaN): (H+1, KP);
     subgradient f'(tW^(n)) (the run's linearization subgradient): (H+1, R, KP);
     objective f(tW^(n)): (H+1, R); optimum f(W*), W* = 1_K (x) w_c; sigma2_0 = sigma_k^2(0) (K,)."""
@@ -148,7 +166,6 @@ class StackedRun:
     operators: NetworkOperators
     primal: np.ndarray
     broadcast: np.ndarray
-    dual: np.ndarray | None
     step_diagonal: np.ndarray
     eta: np.ndarray
     subgradient: np.ndarray
@@ -166,6 +183,13 @@ class StackedRun:
         """xi^(n) = tW^(n) - W^(n) (L165)."""
         return self.broadcast - self.primal
 
+    @cached_property
+    def dual(self) -> np.ndarray:
+        """alpha^(n), n = 0..H, (H+1, R, KP): eq. (9) applied to the released broadcasts (`dual_sequence`)."""
+        network = self.instance.network
+        unstacked = self.broadcast.reshape(self.broadcast.shape[:-1] + (network.num_agents, self.dim))
+        return dual_sequence(unstacked, network, self.settings.rho)
+
     @property
     def dim(self) -> int:
         return self.instance.data.dim
@@ -179,21 +203,19 @@ def stacked_run(instance: Instance, settings: Settings, epsilon: float, *, repli
     releases (Corollary, L136) and phi^(n+1) = phi^(n)/tau; keep every iterate, stacked (L150).
     `operators`: the instance's network operators if already built (they depend on the graph only).
     `implementation`: None for our batched reference; else a user's, run once per replica through the contract
-    with a Generator spawned from `rng` (its run carries no dual: StackedRun.dual is None)."""
+    with a Generator spawned from `rng`. Either way the dual is rebuilt from the broadcasts (StackedRun.dual)."""
     network, data, problem = instance.network, instance.data, instance.problem
     horizon = settings.horizon + 1
     _, phi1 = zcdp_budget(epsilon, settings)
     params = ZcdpNflParams(rho=settings.rho, step=StepSchedule(settings.eta0, settings.eta_power), c1=settings.c1,
                            noise=ZcdpSchedule(phi1, settings.tau))
     if implementation is None:
-        duals: list[np.ndarray] = []
-        trajectory = run_zcdp_nfl(problem, data, network, params, horizon=horizon, replicas=replicas, rng=rng,
-                                  observer=lambda n, w, wt, gamma: duals.append(np.array(gamma, copy=True)))
-        primal, broadcast, dual = trajectory.primal, trajectory.broadcast, stack(np.stack(duals))
+        trajectory = run_zcdp_nfl(problem, data, network, params, horizon=horizon, replicas=replicas, rng=rng)
+        primal, broadcast = trajectory.primal, trajectory.broadcast
     else:
         runs = finite(contract_runs(implementation, instance, params, horizon=horizon, delta=settings.delta,
-                                    replicas=replicas, rng=rng), "(18)-(19)")
-        primal, broadcast, dual = runs["iterates"], runs["broadcast"], None
+                                    replicas=replicas, rng=rng), "(14)-(19)")
+        primal, broadcast = runs["iterates"], runs["broadcast"]
     eta = np.array([math.nan] + [params.step.eta(n) for n in range(1, horizon + 1)])
     step_diagonal = np.full((horizon + 1, network.num_agents * data.dim), math.nan)
     step_diagonal[1:] = [step_matrix_diagonal(e, network.num_agents, data.dim) for e in eta[1:]]
@@ -202,7 +224,7 @@ def stacked_run(instance: Instance, settings: Settings, epsilon: float, *, repli
     return StackedRun(
         figure=label, epsilon=float(epsilon), phi1=float(phi1), instance=instance, settings=settings,
         operators=operators if operators is not None else network_operators(network, data.dim),
-        primal=stack(primal), broadcast=stack(broadcast), dual=dual,
+        primal=stack(primal), broadcast=stack(broadcast),
         step_diagonal=step_diagonal, eta=eta,
         subgradient=stack(problem.local_subgradient(broadcast, data)),
         objective=problem.objective(broadcast, data),
@@ -210,11 +232,11 @@ def stacked_run(instance: Instance, settings: Settings, epsilon: float, *, repli
     )
 
 
-def _build_run(context: CheckContext, figure: str, epsilon: float) -> StackedRun:
+def _build_run(context: CheckContext, figure: str, epsilon: float, replicas: int | None = None) -> StackedRun:
     instance, settings = instance_of(context, figure)
     profile = "quick" if context.is_quick else "paper"
-    replicas = (RUN_REPLICAS if epsilon == REFERENCE_EPSILON else
-                PROBE_REPLICAS if epsilon == WEAK_NOISE_EPSILON else BUDGET_REPLICAS)[profile]
+    replicas = replicas or (RUN_REPLICAS if epsilon == REFERENCE_EPSILON else
+                            PROBE_REPLICAS if epsilon == WEAK_NOISE_EPSILON else BUDGET_REPLICAS)[profile]
     rng = np.random.default_rng(task_seed_sequence(context.root_seed, f"zcdp-nfl/{figure}/bounds-run/eps={epsilon:g}"))
     operators = context.memoized(f"zcdp-nfl-bounds/{figure}/operators",
                                  lambda: network_operators(instance.network, instance.data.dim))
@@ -225,6 +247,16 @@ def _build_run(context: CheckContext, figure: str, epsilon: float) -> StackedRun
 def bounds_run(context: CheckContext, figure: str, epsilon: float = REFERENCE_EPSILON) -> StackedRun:
     """The run shared by the checks of this module (memoized per figure and budget)."""
     return context.memoized(f"zcdp-nfl-bounds/{figure}/run/eps={epsilon:g}", lambda: _build_run(context, figure, epsilon))
+
+
+def identity_run(context: CheckContext, figure: str) -> StackedRun:
+    """The run the identity checks (14)-(17) read (its first IDENTITY_REPLICAS replicas): our shared reference-budget
+    run; for a user's implementation only those replicas are run (one call per replica: the other runs of the shared
+    run would cost minutes of a per-client loop). Each replica's Generator is the one bounds_run would spawn for it."""
+    if resolve(context.implementation) is None:
+        return bounds_run(context, figure)
+    return context.memoized(f"zcdp-nfl-bounds/{figure}/identity-run",
+                            lambda: _build_run(context, figure, REFERENCE_EPSILON, IDENTITY_REPLICAS))
 
 
 def budgets(context: CheckContext, figure: str) -> list[tuple[str, float]]:
@@ -269,9 +301,21 @@ def _one_step_runs(context: CheckContext):
     """Per experiment: (problem, run, its one-step quantities, (printed, gradient) of (14)), for the checks of
     (14)-(17) along the runs."""
     for figure, problem in FIGURES.items():
-        run = bounds_run(context, figure)
+        run = identity_run(context, figure)
         q = _one_step_quantities(run, IDENTITY_REPLICAS)
         yield problem, run, q, subgradients_14(q)
+
+
+def _off_algorithm_1(measurement: Measurement, residual: float, form: str) -> Measurement:
+    """`measurement`, made unable to refute when the run does not satisfy `form`, the corrected identity every run
+    of Algorithm 1 satisfies to round-off (relative `residual` >= ROUND_OFF): a user's implementation whose
+    W^(n+1) is not (7)'s minimizer given the released history and the dual of (9) is no witness against the
+    paper's printed form (the reference's runs satisfy it to ~1e-15, so its measurement is unchanged)."""
+    if residual < ROUND_OFF:
+        return measurement
+    why = (f"the run does not follow Algorithm 1: {form} does not hold on it (relative residual {residual:.3g}, round-off "
+           f"{ROUND_OFF:g}), so its steps are not (7)-(9)'s and the printed form failing on it says nothing of the paper")
+    return Measurement(measurement.summary, measurement.values, cannot_refute=why)
 
 
 def _figures_values(values: dict[str, Any], key: str) -> float:
@@ -287,7 +331,8 @@ def check_subgradient_14(context: CheckContext) -> Measurement:
     Measured (rule exact): whether the printed formula matches the measured derivative to round-off
     (relative 1e-9) at every (n, replica), with the residual ||printed - gradient|| / ||gradient||. If
     the D^2 formula itself does not match the finite differences, the harness, not the paper, is in
-    question: then no measurement is returned (inconclusive)."""
+    question: then no measurement is returned (inconclusive). On a user's implementation (`dpverify verify`)
+    the points W^(n+1), tW^(n) are its transcript's iterates and broadcasts."""
     values: dict[str, dict[str, Any]] = {}
     rng = np.random.default_rng(task_seed_sequence(context.root_seed, "zcdp-nfl/bounds/subgradient-14/directions"))
     for problem, run, q, (printed, gradient) in _one_step_runs(context):
@@ -336,7 +381,10 @@ def check_representation_16(context: CheckContext) -> Measurement:
     \\hat f' as printed at L172 (2 D (x) I_P) and with the gradient of (14) (2 (D (x) I_P)^2);
     line 2, alpha^(n+1) - alpha^(n) - rho L_- tW^(n+1) = 0. Residuals are relative to the largest
     term. Measured (rule exact) on the paper's printed version (D): whether both lines hold to
-    round-off (1e-9) at every (n, replica); the D^2 residuals are reported alongside."""
+    round-off (1e-9) at every (n, replica); the D^2 residuals are reported alongside. alpha is rebuilt from
+    the broadcasts by (9) (`dual_sequence`), so line 2 measures the paper's L_- against (9)'s operator, and
+    line 1 with D^2 whether the run's W^(n+1) is (7)'s step: a run where it fails is not Algorithm 1's, and
+    cannot refute (16) (`_off_algorithm_1`)."""
     values: dict[str, dict[str, Any]] = {}
     for problem, run, q, (printed, gradient) in _one_step_runs(context):
         ops, rho = run.operators, run.settings.rho
@@ -350,15 +398,17 @@ def check_representation_16(context: CheckContext) -> Measurement:
     printed_worst = _figures_values(values, "line_1_printed_D_max")
     d2_worst = _figures_values(values, "line_1_D2_max")
     line_2_worst = _figures_values(values, "line_2_max")
-    run = bounds_run(context, "figure-1")
+    run = identity_run(context, "figure-1")
     values["alpha_note"] = (f"L180 prints alpha = H_-^T W, a vector of 2EP = {2 * run.instance.network.num_edges * run.dim} "
                             f"entries; (16) needs KP = {run.primal.shape[-1]}: alpha := stacked gamma (spec §2.6)")
     holds_printed = printed_worst < ROUND_OFF and line_2_worst < ROUND_OFF
+    corrected_holds = max(d2_worst, line_2_worst) < ROUND_OFF
     summary = (f"line 1 with the printed \\hat f' (2 D): relative residual up to {printed_worst:.3g}; with 2 D^2: "
-               f"{d2_worst:.1e}; line 2: {line_2_worst:.1e}. (16) holds for Algorithm 1 only with the corrected "
-               f"subgradient of (14)" if not holds_printed else
+               f"{d2_worst:.1e}; line 2: {line_2_worst:.1e}" + (". (16) holds for Algorithm 1 only with the corrected "
+               "subgradient of (14)" if corrected_holds else "") if not holds_printed else
                f"both lines hold with the printed \\hat f' (max {max(printed_worst, line_2_worst):.1e})")
-    return holds(holds_printed, summary, **values)
+    return _off_algorithm_1(holds(holds_printed, summary, **values), max(d2_worst, line_2_worst),
+                            "(16) with the gradient of (14) (2 D^2) and alpha from (9)")
 
 
 def check_representation_17(context: CheckContext) -> Measurement:
@@ -371,7 +421,8 @@ def check_representation_17(context: CheckContext) -> Measurement:
       (17b) \\hat f'/rho + 2 Q r^(n+1) + L_+ (tW^(n+1) - tW^(n)) = 2 M xi^(n+1);
     so the printed (17) with D^2 is off by exactly -L_+ xi^(n+1) (zero only without noise).
     Measured (rule exact) on the printed version: whether its relative residual is below 1e-9 at
-    every (n, replica); all variants are reported."""
+    every (n, replica); all variants are reported. A run on which the corrected forms fail is not
+    Algorithm 1's and cannot refute (17) (`_off_algorithm_1`)."""
     values: dict[str, dict[str, Any]] = {}
     for problem, run, q, (printed, gradient) in _one_step_runs(context):
         ops, rho = run.operators, run.settings.rho
@@ -404,6 +455,10 @@ def check_representation_17(context: CheckContext) -> Measurement:
                                  "fhat' = 2(D (x) I_P)^2 (W^(n+1) - tW^(n)) + f'(tW^(n)); tW^(0) = 0")
     if printed_worst < ROUND_OFF:
         return holds(True, f"(17) holds as printed (max relative residual {printed_worst:.1e})", **values)
+    if corrected >= ROUND_OFF:   # not a run of Algorithm 1: nothing to say of the paper's form (_off_algorithm_1)
+        return _off_algorithm_1(holds(False, f"(17) as printed fails: relative residual up to {printed_worst:.3g} "
+                                             f"(with D^2: median {d2_median:.3g})", **values),
+                                corrected, "(17a)-(17b)")
     return holds(False,
         f"(17) as printed fails: relative residual up to {printed_worst:.3g}; with the corrected subgradient (D^2) it "
         f"still fails (median {d2_median:.3g}) because its right side should be L_- xi^(n+1), not 2 M xi^(n+1) "

@@ -16,6 +16,7 @@ import pandas as pd
 from dpverify.algorithms.core.errors import InvalidDataError, NotInContract
 from dpverify.algorithms.core.noise import GAUSSIAN, PrivacyLedger, Release
 from dpverify.algorithms.core.privacy import dynamic_zcdp_total, gaussian_zcdp, zcdp_to_dp
+from dpverify.algorithms.core.problems import LocalData
 from dpverify.algorithms.zcdp_nfl import contract
 from dpverify.algorithms.zcdp_nfl.algorithm import (
     ClassicalGaussianSchedule,
@@ -196,15 +197,25 @@ def check_assumption_1(context: CheckContext) -> Measurement:
     return holds(not violated, summary, **values)
 
 
-def check_lemma_1_realized(context: CheckContext) -> Measurement:
-    """Lemma I (11) realized: neighbouring LAD datasets with a canary (x_c, +Y) vs (x_c, -Y),
-    ||x_c|| = c_1, under a shared noisy history: ||w_D^(n) - w_D'^(n)|| <= Delta_{k,2}(n) at every n,
-    attained (ratio 1) since the canary's subgradients are -x_c and +x_c."""
+def _canary_pair(context: CheckContext) -> tuple[Instance, Settings, int, LocalData, LocalData]:
+    """Fig. 2's check instance (LAD), the client whose record differs, and the neighbouring datasets D, D': that
+    client's last record replaced by (x_c, +Y) and (x_c, -Y), ||x_c|| = c_1, Y = CANARY_TARGET."""
     instance, settings = instance_of(context, "figure-2")
     agent, last = 0, instance.data.num_samples - 1
     direction = np.ones(instance.data.dim) / np.sqrt(instance.data.dim) * settings.c1
     data = instance.data.replace_sample(agent, last, direction, CANARY_TARGET)
-    neighbour = data.replace_sample(agent, last, direction, -CANARY_TARGET)
+    return instance, settings, agent, data, data.replace_sample(agent, last, direction, -CANARY_TARGET)
+
+
+def check_lemma_1_realized(context: CheckContext) -> Measurement:
+    """Lemma I (11) realized: neighbouring LAD datasets with a canary (x_c, +Y) vs (x_c, -Y),
+    ||x_c|| = c_1, under a shared noisy history: ||w_D^(n) - w_D'^(n)|| <= Delta_{k,2}(n) at every n,
+    attained (ratio 1) since the canary's subgradients are -x_c and +x_c. Under `dpverify verify` the
+    user's implementation is measured at n = 1 only (`_lemma_1_first_update`)."""
+    instance, settings, agent, data, neighbour = _canary_pair(context)
+    implementation = resolve(context.implementation)
+    if implementation is not None:
+        return _lemma_1_first_update(context, implementation, instance, settings, agent, data, neighbour)
     canary = Instance(instance.network, data, instance.problem, instance.truth)
     rng = np.random.default_rng(task_seed_sequence(context.root_seed, "zcdp-nfl/lemma-1/canary"))
     trajectory = run_algorithm("zcdp-nfl", canary, settings, REFERENCE_EPSILON, replicas=8, rng=rng)
@@ -225,6 +236,29 @@ def check_lemma_1_realized(context: CheckContext) -> Measurement:
                  f"max realized/bound over {settings.horizon} iterations x 8 runs: {ratios.max():.9f} "
                  f"(min {ratios.min():.9f}); the bound is attained by the canary",
                  max_ratio=float(ratios.max()), min_ratio=float(ratios.min()))
+
+
+def _lemma_1_first_update(context: CheckContext, implementation, instance: Instance, settings: Settings, agent: int,
+                          data: LocalData, neighbour: LocalData) -> Measurement:
+    """Lemma I (11) realized on a user's implementation, at n = 1 only: one-iteration runs through the contract on D
+    and on D', whose w^(1) (the transcript's un-noised iterates[1], eq. (7)) share the public history of Algorithm 1's
+    initialization (w^(0) = 0, gamma^(0) = 0, L94; nothing broadcast at n = 0). A later n is out of reach: the
+    contract starts every run there and cannot be handed a released history, and runs on D and D' release different
+    broadcasts from n = 1 on. Also reported: the largest change of another client's w^(1) (its data are the same)."""
+    params = zcdp_nfl_params(settings, REFERENCE_EPSILON)
+    seed = task_seed_sequence(context.root_seed, "zcdp-nfl/lemma-1/canary")
+    first = [finite(contract_runs(implementation, Instance(instance.network, d, instance.problem, instance.truth), params,
+                                  horizon=1, delta=settings.delta, replicas=1, rng=np.random.default_rng(seed)),
+                    "w^(1)")["iterates"][1, 0] for d in (data, neighbour)]
+    change = np.linalg.norm(first[0] - first[1], axis=-1)   # per client, (K,)
+    bound = lemma1_sensitivity(settings.rho, settings.c1, instance.network, params.step.eta(1),
+                               data.num_samples)[agent]
+    ratio, others = float(change[agent] / bound), float(np.delete(change, agent).max())
+    return holds(ratio <= 1 + RELATIVE_TOLERANCE,
+                 f"realized/bound of client {agent}'s w^(1) (n = 1: the only iteration at which runs through the contract "
+                 f"share their history): {ratio:.9f}; another client's w^(1) changed by at most {others:.3g}",
+                 ratio=ratio, realized=float(change[agent]), bound=float(bound), other_clients_max_change=others,
+                 iterations="n = 1 (the contract cannot start a run from a released history)")
 
 
 def check_assumption_2(context: CheckContext) -> Measurement:
