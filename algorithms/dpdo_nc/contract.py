@@ -11,7 +11,8 @@ An implementation is a callable `implementation(setting, rng) -> transcript` for
   agent. The implementation draws nothing else from it.
 - the transcript is a mapping (or an object with these attributes): "messages" (T, N, d), the
   broadcasts q_t = x_t + xi_t that go on the wire (line 4); "iterates" (T+1, N, d), x_1..x_{T+1};
-  optionally "noise_scales" (T,), the sigma_t it calibrated.
+  optionally "noise_scales" (T,), the sigma_t it calibrated. What node i mixes, z_t^i (line 5), follows from the
+  messages and the public weights (`mixed`).
 
 `REFERENCE` runs our batched `run_dpdo_nc` through this door; `dpverify verify dpdo-nc` runs a user's
 implementation beside it (docs/verify.md).
@@ -19,6 +20,7 @@ implementation beside it (docs/verify.md).
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, replace
 from typing import Any, Protocol
 
@@ -107,6 +109,16 @@ def shapes(setting: DpdoNcSetting) -> dict[str, tuple[int, ...]]:
 def added_noise(transcript: dict[str, np.ndarray]) -> np.ndarray:
     """xi_t = q_t - x_t (line 4): the noise each broadcast carries, (T, N, d)."""
     return transcript["messages"] - transcript["iterates"][:-1]
+
+
+def mixed(weights: Callable[[int], np.ndarray], messages: np.ndarray) -> np.ndarray:
+    """z_t^i = sum_j a_ij(t) q_t^j (line 5, eq. (6)), t = 1..T: what each node mixes from the broadcasts it receives,
+    computed from the messages (T, ..., N, d) (one run's, or runs stacked on axis 1) and the public weights A(t)
+    (`setting.weights`, or a Schedule's `at`). One batched product; bit for bit run_dpdo_nc's own z_t (literal
+    readings)."""
+    messages = np.asarray(messages, dtype=float)
+    stacked = np.stack([weights(t) for t in range(1, len(messages) + 1)])   # (T, N, N), a loop over rounds
+    return np.matmul(stacked.reshape(stacked.shape[:1] + (1,) * (messages.ndim - 3) + stacked.shape[1:]), messages)
 
 
 def calibration(setting: DpdoNcSetting) -> np.ndarray:

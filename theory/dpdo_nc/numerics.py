@@ -14,7 +14,6 @@ from dpverify.algorithms.dpdo_nc.algorithm import (
     PAPER_MATRICES,
     Schedule,
     paper_schedule,
-    run_dpdo_nc,
     union_digraph,
 )
 from dpverify.theory.claims import Measurement, holds
@@ -23,10 +22,10 @@ from dpverify.theory.dpdo_nc.instances import (
     accumulators,
     instance_of,
     mirror_of,
-    params_of,
     plug_in_regret,
 )
-from dpverify.theory.execution import CheckContext, task_seed_sequence
+from dpverify.theory.dpdo_nc.runs import runs as runs_of
+from dpverify.theory.execution import CheckContext
 
 FIGURE = "figure-1"           # the experiment whose instance the numerical checks use (Fig. 1, L503)
 OBJECTIVE_TOLERANCE = 1e-7     # objective excess / infeasibility of the implemented step over CVXPY's (7)
@@ -133,20 +132,19 @@ def check_lemma_2(context: CheckContext) -> Measurement:
                        f"{min(decay):.1e} within 300 rounds)", {"excess": worst - 1, "C": c, "lam": lam, "max_ratio": worst})
 
 
-def _kept_run(context: CheckContext, values, epsilon: float):
-    instance = instance_of(values)
-    params = params_of(values, epsilon, values["mirrors"][0])
-    rng = np.random.default_rng(task_seed_sequence(context.root_seed, f"dpdo-nc/kept/{epsilon}"))
-    return instance, params, run_dpdo_nc(instance, paper_schedule(values["window"]), params, horizon=values["horizon"],
-                                         replicas=CONSENSUS_RUNS, rng=rng, dim=values["dim"], keep=True)
+def _consensus_runs(context: CheckContext, values):
+    """The Monte-Carlo runs of Lemmas 3 and 4 (shared): CONSENSUS_RUNS at the smallest eps of Fig. 1 (largest noise)."""
+    epsilon = float(min(values["epsilons"]))
+    return epsilon, runs_of(context, values, [(epsilon, f"dpdo-nc/kept/{epsilon}")], CONSENSUS_RUNS)[0]
 
 
 def check_lemma_3(context: CheckContext) -> Measurement:
     """Lemma 3 (16), L310: Monte-Carlo E||x_t^i - x_t^j|| (max over i, j) against the right side with
-    Lemma 2's C, lambda, at the smallest eps of Fig. 1 (largest noise)."""
+    Lemma 2's C, lambda, at the smallest eps of Fig. 1 (largest noise). The runs are context.implementation's;
+    the right side is the paper's, with its alpha_t and sigma_t (line 1)."""
     values = context.parameters[FIGURE]
-    epsilon = float(min(values["epsilons"]))
-    _, params, run = _kept_run(context, values, epsilon)
+    epsilon, run = _consensus_runs(context, values)
+    params = run.params
     c, lam = lemma_2_constants(values)
     n, d = values["num_agents"], values["dim"]
     x = run.iterates[:-1]                                                        # x_1..x_T
@@ -165,11 +163,12 @@ def check_lemma_3(context: CheckContext) -> Measurement:
 
 def check_lemma_4(context: CheckContext) -> Measurement:
     """Lemma 4 (22), L351: sum_t sum_i E[D(x, z_t^i) - D(x, x_{t+1}^i)]/alpha_t <= N M eta^2/(2 alpha_T) +
-    sum_t sum_i M/(2 alpha_t) E||xi||^2 (E||xi||^2 = 2 d sigma_t^2), at x in {0, s, a vertex of Omega}."""
+    sum_t sum_i M/(2 alpha_t) E||xi||^2 (E||xi||^2 = 2 d sigma_t^2), at x in {0, s, a vertex of Omega}. z_t^i =
+    sum_j a_ij(t) q_t^j from the runs' broadcasts (line 5); the runs are context.implementation's."""
     values = context.parameters[FIGURE]
-    epsilon = float(min(values["epsilons"]))
-    instance, params, run = _kept_run(context, values, epsilon)
-    mirror, n, d = params.mirror, values["num_agents"], values["dim"]
+    epsilon, run = _consensus_runs(context, values)
+    instance = instance_of(values)
+    mirror, n, d = run.params.mirror, values["num_agents"], values["dim"]
     rhs = n * mirror.smoothness * ETA**2 / (2 * run.alphas[-1]) + np.sum(n * mirror.smoothness / (2 * run.alphas)
                                                                          * 2 * d * run.sigmas**2)
     ratios = {}
