@@ -19,6 +19,9 @@ AUDIT = audit_lower_bounds()
 # with the mirrored intervals); the margin varies over its plausible range, so it cannot be the rule's parameter
 COMPARABLE = interval_below(1.0, level=2 * SIGNIFICANCE)
 REPORTED = reported()                            # a variant the paper does not claim: measured, never decided
+# checks that run Algorithm 2 themselves, hundreds of runs of 3000 rounds: `dpverify verify` re-runs them on a user's
+# implementation with --long (or --claim); about 5.6 million rounds of a per-agent loop in all
+LONG_RUNS = {"runs_algorithm": True, "long_runs": True}
 
 
 def claim(id_: str, kind: str, line: str, title: str, statement: str, *checks: Check, not_run: str = "") -> Claim:
@@ -32,7 +35,7 @@ CLAIMS = (
           Check("eta of the default and variant graphs", N, numerics.check_assumption_4, rule=EXACT)),
     claim("equation-11", "equation", "L228 (11)", "Average dynamics (11)",
           "xbar^{k+1} = xbar^k - (lambda^k/m) sum_i (g_i^k + n_i^k), since W is column stochastic.",
-          Check("every step of noisy runs", N, numerics.check_equation_11, rule=EXACT)),
+          Check("every step of noisy runs", N, numerics.check_equation_11, rule=EXACT, runs_algorithm=True)),
     # ---- Sec. 4.1: consensus -----------------------------------------------------------------------
     claim("theorem-1-constants", "equation", "L262-L270 (16)-(18)", "Young's inequality constants of (18)",
           "With 1 + eps = 1/eta: eta^2(1+eps) = eta and eta^2(1+1/eps) = eta^2/(1-eta).",
@@ -43,17 +46,18 @@ CLAIMS = (
     claim("theorem-1", "theorem", "L234-L284", "Consensus almost surely",
           "Under Assumptions 1, 2, 4 and sum (lambda^k)^2 < inf, lim ||x_i^k - xbar^k|| = 0 a.s. for all i.",
           Check("stepsize conditions of the experiments", S, symbolic.check_schedules, rule=EXACT),
-          Check("consensus error over runs (Sec. 6.1 instance)", ST, numerics.check_theorem_1, rule=EXACT)),
+          Check("consensus error over runs (Sec. 6.1 instance)", ST, numerics.check_theorem_1, rule=EXACT, **LONG_RUNS)),
     claim("remark-3-equation-20", "equation", "L296-L302 (20)", "Noise term of (20)",
           "E[2||g^k||^2 + 2||N^k||^2] <= 2mG^2 + 2m sigma, because n_i^k has covariance sigma I_d.",
           Check("sympy expectation", S, symbolic.check_remark_3_noise_term, rule=EXACT)),
     claim("remark-3", "remark", "L290-L310", "Consensus in mean square",
           "lim E||x_i^k - xbar^k||^2 = 0.",
-          Check("mean-square consensus over runs", ST, numerics.check_theorem_1, rule=EXACT)),
+          Check("mean-square consensus over runs", ST, numerics.check_theorem_1, rule=EXACT, **LONG_RUNS)),
     # ---- Sec. 4.2: convergence -----------------------------------------------------------------------
     claim("lemma-1", "lemma", "L316-L340", "Stochastic approximation avoids local maxima ([32])",
           "Under its four conditions, x^k converges a.s. to saddles or minima (or their boundary) and avoids maxima.",
-          Check("conclusion on the harness maximum test (Algorithm 2 as the recursion)", ST, numerics.check_maximum_avoidance, rule=EXACT),
+          Check("conclusion on the harness maximum test (Algorithm 2 as the recursion)", ST, numerics.check_maximum_avoidance, rule=EXACT,
+                **LONG_RUNS),
           not_run=""),
     claim("lemma-3", "lemma", "L608-L610", "Summable convolution ([35])",
           "gamma^k >= 0 summable, 0 < beta < 1 => sum_k sum_{l<=k} beta^{k-l} gamma^l < inf.",
@@ -62,8 +66,9 @@ CLAIMS = (
           "With lambda^k non-increasing, sum lambda = inf, sum lambda^2 < inf, all x_i^k converge a.s. to the same point "
           "among saddles and minima (or the boundary); local maxima are avoided a.s.",
           Check("stepsize conditions", S, symbolic.check_schedules, rule=EXACT),
-          Check("destinations from random starts (Sec. 6.1 instance)", ST, numerics.check_theorem_2, rule=EXACT),
-          Check("maximum avoidance (harness test, start at the maximum)", ST, numerics.check_maximum_avoidance, rule=EXACT)),
+          Check("destinations from random starts (Sec. 6.1 instance)", ST, numerics.check_theorem_2, rule=EXACT, **LONG_RUNS),
+          Check("maximum avoidance (harness test, start at the maximum)", ST, numerics.check_maximum_avoidance, rule=EXACT,
+                **LONG_RUNS)),
     # ---- Sec. 4.3: saddles --------------------------------------------------------------------------
     claim("lemma-2", "lemma", "L423-L425", "Escape under a dominating perturbation ([23])",
           "If w^k dominates the coupling difference, x^k escapes x_0 w.p. >= 1 - mu within O(log(1/mu)/a) iterates (a <= 1/l).",
@@ -72,7 +77,8 @@ CLAIMS = (
     claim("theorem-3", "theorem", "L429-L439", "Escape from strict saddles with probability >= 1 - mu",
           "With constant lambda <= 1/l for O(log(1/mu)/lambda) iterates, then diminishing, Algorithm 2 avoids saddle points "
           "with probability >= 1 - mu.",
-          Check("escape probability and time from the saddle (CP), 1/lambda scaling", ST, numerics.check_theorem_3, rule=ESCAPES)),
+          Check("escape probability and time from the saddle (CP), 1/lambda scaling", ST, numerics.check_theorem_3, rule=ESCAPES,
+                **LONG_RUNS)),
     # ---- Sec. 5: privacy ----------------------------------------------------------------------------
     claim("sensitivity-28", "equation", "L494-L496 (28)", "Data-sample sensitivity nu lambda^k / n_i",
           "S_i = nu lambda^k / n_i for one changed sample (l1).",
@@ -135,7 +141,7 @@ CLAIMS = (
           Check("Algorithm 1 from the printed and the refined saddle", N, numerics.check_noise_free_trapped, rule=EXACT)),
     claim("figure-4-converge-to-optimum", "experiment", "L579, L589", "With noise, all agents converge to the optimum",
           "The DP noise avoided the saddle and ensured the convergence of all agents to the optimal value (Fig. 4).",
-          Check("destinations of noisy runs from the saddle (CP)", ST, numerics.check_saddle_destination, rule=ESCAPES)),
+          Check("destinations of noisy runs from the saddle (CP)", ST, numerics.check_saddle_destination, rule=ESCAPES, **LONG_RUNS)),
     claim("table-1-trend", "experiment", "L579-L583", "Error increases with sigma",
           "The optimization error increases with the noise magnitude sigma (Table 1).",
           Check("Spearman over the reproduced runs", ST, figures.check_table_1_trend, rule=paired_dominance(), needs=("table-1",))),

@@ -20,11 +20,13 @@ from dpverify.algorithms.wang_basar.algorithm import (
     StepSchedule,
     Trajectory,
     WangBasarParams,
+    consensus_moments,
     graph_weights,
     run,
 )
 from dpverify.algorithms.wang_basar.problems import Estimation
 from dpverify.theory.conformance import generators, independent_iterates
+from dpverify.theory.implementations import resolve
 
 THETA_STAR_PRINTED = np.array([1.3478, 1.0690])    # L572
 THETA_SADDLE_PRINTED = np.array([-7.4336, 1.3959])  # L572
@@ -186,24 +188,36 @@ def simulate(rng: np.random.Generator, *, values: dict[str, Any], start: str, si
     implementation: None, our batched reference; else a user's Algorithm 2 (contract.py), one run per replica
     from the same starts (`through_contract`). Algorithm 1, the noise-free baseline, is always ours."""
     problem = estimation(values)
-    weights = graph_weights(graph or values["graph"], values["num_agents"])
-    sched = schedule(values) if lam_override is None else StepSchedule(lam_override, 10**9, 1.0, 1.0)
-    params = WangBasarParams(weights, sched, 1 if sigma_var == 0 else 2, float(sigma_var), noise_draw,
-                             allow_outside_conditions=lam_override is not None)
-    m = values["num_agents"]
-    if start == "uniform":
-        initial = rng.uniform(problem.low, problem.high, size=(replicas, m, 2))
-    elif start == "standard_normal":   # variant of spec P2: x_i ~ N(0, I) i.i.d.
-        initial = rng.standard_normal((replicas, m, 2))
-    else:
-        point = THETA_SADDLE_PRINTED if start == "saddle_printed" else refined_saddle(problem)
-        initial = np.broadcast_to(point, (replicas, m, 2)).copy()
+    params = parameters(values, sigma_var, graph=graph, noise_draw=noise_draw, lam_override=lam_override)
+    initial = initial_states(rng, values, start, replicas)
     if implementation is None or params.algorithm == 1:
         trajectory = run(problem.local_gradients, initial, params, iterations, rng)
     else:
         trajectory = through_contract(implementation, problem.local_gradients, initial, params, iterations, rng,
                                       agent_oracle=problem.agent_gradient)
     return {"mean": trajectory.mean, "consensus": trajectory.consensus, "final": trajectory.final}
+
+
+def parameters(values: dict[str, Any], sigma_var: float, *, graph: str | None = None, noise_draw: str = "per_agent",
+               lam_override: float | None = None) -> WangBasarParams:
+    """Algorithm 2 (Algorithm 1 when sigma_var == 0) with the experiment's W and stepsizes; lam_override: the constant
+    stepsize lambda^k = lam_override for every k (switch 10^9, past any horizon; outside Theorems 1-2's conditions)."""
+    weights = graph_weights(graph or values["graph"], values["num_agents"])
+    sched = schedule(values) if lam_override is None else StepSchedule(lam_override, 10**9, 1.0, 1.0)
+    return WangBasarParams(weights, sched, 1 if sigma_var == 0 else 2, float(sigma_var), noise_draw,
+                           allow_outside_conditions=lam_override is not None)
+
+
+def initial_states(rng: np.random.Generator, values: dict[str, Any], start: str, replicas: int) -> np.ndarray:
+    """x^1 of `replicas` runs, (R, m, 2), for a start of `simulate`."""
+    problem = estimation(values)
+    m = values["num_agents"]
+    if start == "uniform":
+        return rng.uniform(problem.low, problem.high, size=(replicas, m, 2))
+    if start == "standard_normal":   # variant of spec P2: x_i ~ N(0, I) i.i.d.
+        return rng.standard_normal((replicas, m, 2))
+    point = THETA_SADDLE_PRINTED if start == "saddle_printed" else refined_saddle(problem)
+    return np.broadcast_to(point, (replicas, m, 2)).copy()
 
 
 def through_contract(implementation: Callable, oracle: Gradient, initial: np.ndarray, params: WangBasarParams,
@@ -213,10 +227,71 @@ def through_contract(implementation: Callable, oracle: Gradient, initial: np.nda
     of a user's implementation of Algorithm 2 (contract.py): replica r starts at initial[r] (N, d) and runs
     iterations - 1 rounds (x^1..x^K, as `run`), with its own Generator spawned from one seed drawn from `rng`.
     agent_oracle: `oracle` one agent at a time, for the setting's per-agent gradient (contract.setting_of)."""
+    iterates = contract_iterates(implementation, oracle, initial, params, iterations, rng, agent_oracle)
+    return Trajectory.of_iterates(iterates, snapshot_at)
+
+
+def contract_iterates(implementation: Callable, oracle: Gradient, initial: np.ndarray, params: WangBasarParams,
+                      iterations: int, rng: np.random.Generator,
+                      agent_oracle: Callable[[int, np.ndarray], np.ndarray] | None = None) -> np.ndarray:
+    """x^1..x^K of the runs of `through_contract`, (K, R, N, d), as the implementation returned them (not checked
+    for divergence: a diverging run is a finding of the checks that read it)."""
     noise_seed = int(rng.integers(2**63 - 1))
     settings = [contract.setting_of(oracle, params, start, iterations - 1, agent_oracle) for start in initial]
-    iterates = independent_iterates(implementation, settings, generators(noise_seed, initial.shape[0]), contract.shapes)
-    return Trajectory.of_iterates(iterates, snapshot_at)
+    return independent_iterates(implementation, settings, generators(noise_seed, initial.shape[0]), contract.shapes)
+
+
+@dataclass(frozen=True)
+class RunSummary:
+    """What the checks read of R runs of K iterations, the reference's or an implementation's (computed by the same
+    `summarize`): xbar^K, the escape time T from a saddle (escape_times; NaN without a saddle), and
+    ||x^k - 1 xbar^k||^2 at the iterations `rows` (0-based: row k - 1 holds x^k)."""
+
+    final_mean: np.ndarray   # (R, d)
+    escape: np.ndarray       # (R,)
+    consensus: np.ndarray    # (len(rows), R)
+    rows: tuple[int, ...]
+    iterations: int
+
+    def consensus_at(self, row: int) -> np.ndarray:
+        return self.consensus[self.rows.index(row)]
+
+
+def summarize(mean: np.ndarray, consensus: np.ndarray, saddle: np.ndarray | None, rows) -> RunSummary:
+    """The summary of runs given as xbar^k (K, R, d) and ||x^k - 1 xbar^k||^2 (K, R)."""
+    rows = tuple(int(r) for r in rows)
+    escape = np.full(mean.shape[1], np.nan) if saddle is None else escape_times(mean, saddle)
+    return RunSummary(mean[-1].copy(), escape, consensus[list(rows)], rows, mean.shape[0])
+
+
+def summary_frame(summary: RunSummary) -> pd.DataFrame:
+    """A summary as a task's result: one row per run."""
+    columns = {f"final_mean_{i}": summary.final_mean[:, i] for i in range(summary.final_mean.shape[1])}
+    columns.update({"escape": summary.escape, **{f"consensus_{row}": c for row, c in zip(summary.rows, summary.consensus)}})
+    return pd.DataFrame(columns)
+
+
+def summary_of(frames: list[pd.DataFrame], rows, iterations: int) -> RunSummary:
+    """The summary of the runs of several tasks' `summary_frame`s, in order."""
+    frame = pd.concat(frames, ignore_index=True)
+    rows = tuple(int(r) for r in rows)
+    final = frame[[c for c in frame.columns if c.startswith("final_mean_")]].to_numpy()
+    consensus = frame[[f"consensus_{row}" for row in rows]].to_numpy().T.reshape(len(rows), len(frame))
+    return RunSummary(final, frame["escape"].to_numpy(), np.ascontiguousarray(consensus), rows, iterations)
+
+
+def contract_summary(rng: np.random.Generator, *, values: dict[str, Any], initial: np.ndarray, sigma_var: float,
+                     iterations: int, lam_override: float | None, rows: list[int], implementation: Any) -> pd.DataFrame:
+    """Task: the summary (escape from the refined saddle) of runs of a user's Algorithm 2 (`implementation`, the value
+    of theory/implementations.py) on the estimation instance from `initial` (R, m, 2), one Generator per run spawned
+    from `rng`; `values` holds the instance's and the schedule's parameters (`parameters`)."""
+    problem = estimation(values)
+    params = parameters(values, sigma_var, lam_override=lam_override)
+    iterates = contract_iterates(resolve(implementation), problem.local_gradients, np.asarray(initial, dtype=float), params,
+                                 iterations, rng, agent_oracle=problem.agent_gradient)
+    with np.errstate(all="ignore"):   # a diverging run: NaN/inf, which the checks count as not converged
+        mean, consensus = consensus_moments(iterates)
+    return summary_frame(summarize(mean, consensus, refined_saddle(problem), rows))
 
 
 def refined_saddle(problem: Estimation) -> np.ndarray:

@@ -3,26 +3,36 @@ consensus (Theorem 1), limit points (Theorem 2), escape from the strict saddle (
 landscape after the modification of L574, and the statements about Figures 3-5 and Table 1.
 
 Runs are seeded from the root seed and a fixed key (`task_seed_sequence`), so every check sees the
-same numbers. Clopper-Pearson intervals at CONFIDENCE = 1 - SIGNIFICANCE, Mann-Kendall at the shared
+same numbers. Under `dpverify verify` (context.implementation not the reference) the checks that run Algorithm 2
+run the user's implementation through the contract instead, from the same starts (one run per replica, CHUNK_RUNS
+runs per Task, so verify's workers share them and its cache keeps them); Algorithm 1 (sigma_var = 0) stays ours.
+Clopper-Pearson intervals at CONFIDENCE = 1 - SIGNIFICANCE, Mann-Kendall at the shared
 SIGNIFICANCE; all with fixed seeds. Each check measures; its rule (declared in claims.py) decides.
 """
 
 from __future__ import annotations
 
-import numpy as np
+from dataclasses import dataclass
 
+import numpy as np
+import pandas as pd
+
+from dpverify.algorithms.wang_basar import contract
 from dpverify.algorithms.wang_basar.algorithm import (
     GRAPHS,
     StepSchedule,
     WangBasarParams,
     consensus_contraction,
+    consensus_moments,
     graph_weights,
     run,
     step,
 )
 from dpverify.algorithms.wang_basar.problems import QuarticMaximumTest
 from dpverify.theory.claims import Measurement, holds
-from dpverify.theory.execution import CheckContext, task_seed_sequence
+from dpverify.theory.conformance import generators, independent_transcripts
+from dpverify.theory.execution import CheckContext, Task, task_seed_sequence, value_digest
+from dpverify.theory.implementations import REFERENCE, resolve
 from dpverify.theory.stats import SIGNIFICANCE, clopper_pearson, mann_kendall
 from dpverify.theory.wang_basar.instances import (
     DESCENT_TOLERANCE,
@@ -32,15 +42,21 @@ from dpverify.theory.wang_basar.instances import (
     SEARCH_LOW,
     THETA_SADDLE_PRINTED,
     MinimumSearch,
+    RunSummary,
+    contract_iterates,
+    contract_summary,
     destination_table,
-    escape_times,
     estimation,
+    initial_states,
     minimum_search,
     nearest,
     refined_minimum,
     refined_saddle,
     simulate,
     stationary_points,
+    summarize,
+    summary_frame,
+    summary_of,
 )
 from dpverify.theory.wang_basar.privacy import gradient_lipschitz
 
@@ -55,6 +71,11 @@ SWEEP_RUNS = {"quick": 200, "paper": 2000}    # runs per stepsize of the sweep (
 SWEEP_HORIZON = 25.0                          # iterations = SWEEP_HORIZON / lambda (99% quantile ~ 3/lambda)
 MAX_TEST_SCHEDULE = StepSchedule(0.05, 200, 1.0, 1.0)   # spec Sec. 7.3 synthetic maximum-avoidance test
 MAX_TEST_ITERATIONS = 3000       # default: horizon of the synthetic maximum-avoidance test (spec Sec. 7.3), Sec. 6.1's horizon; plausible 1000-5000
+TREND_STRIDE = 50                # iterations between the points of Theorem 1's Mann-Kendall trend (k > switch)
+EQ11_RUNS, EQ11_STEPS = 64, 199  # runs and steps on which (11) is tested
+CHUNK_RUNS = 50                  # runs of a user's implementation per Task (400 runs: 8 tasks for verify's workers)
+# the parameters an implementation's runs on the estimation instance read (instances.estimation, instances.parameters)
+INSTANCE_KEYS = ("kappa", "extension", "ext_c", "ext_delta_r", "graph", "num_agents", "lam0", "switch", "lam_scale")
 
 
 def _values(context: CheckContext) -> dict:
@@ -79,13 +100,69 @@ def _points(context: CheckContext, values: dict):
     return context.memoized(f"points/{_variant_key(values)}", lambda: stationary_points(estimation(values), search=search))
 
 
-def _runs(context: CheckContext, start: str, sigma_var: float, **options):
+def _on_reference(context: CheckContext) -> bool:
+    return context.implementation == REFERENCE
+
+
+def _reference_runs(context: CheckContext, start: str, sigma_var: float, **options) -> dict[str, np.ndarray]:
+    """Our batched runs (instances.simulate), whole paths; memoized under the keys they always had."""
     values = _values(context)
     replicas = options.pop("replicas", RUNS[context.profile])
     iterations = options.pop("iterations", values["iterations"])
     key = f"runs/{start}/{sigma_var}/{replicas}/{iterations}/{sorted(options.items())}"
     return context.memoized(key, lambda: simulate(_rng(context, key), values=values, start=start, sigma_var=sigma_var,
                                                   replicas=replicas, iterations=iterations, **options))
+
+
+def _trend_rows(values: dict, iterations: int) -> list[int]:
+    """The rows of the consensus error Theorem 1's check reads (row k - 1 holds x^k): k = switch, every TREND_STRIDE
+    iterations after it, and K."""
+    switch = values["switch"]
+    return sorted({switch - 1, *range(switch, iterations, TREND_STRIDE), iterations - 1} & set(range(iterations)))
+
+
+def _runs(context: CheckContext, start: str, sigma_var: float, **options) -> RunSummary:
+    return _runs_batch(context, [(start, sigma_var, options)])[0]
+
+
+def _runs_batch(context: CheckContext, requests: list[tuple[str, float, dict]]) -> list[RunSummary]:
+    """The summaries (instances.summarize) of runs (start, sigma_var, options of simulate; replicas and iterations
+    default to RUNS and the experiment's horizon): the reference's from our batched runs; an implementation's of
+    Algorithm 2 from its runs through the contract, every missing one submitted in one batch of Tasks (the
+    implementation is a task parameter, so it keys the cache) from the starts the reference draws."""
+    values = _values(context)
+    instance = {name: values[name] for name in INSTANCE_KEYS}   # read on every call: a memo hit credits them too
+    saddle = refined_saddle(estimation(values))
+    tag = "" if _on_reference(context) else f"@{value_digest(context.implementation)[:16]}"
+    keys, pending = [], {}
+    for start, sigma_var, options in requests:
+        options = dict(options)
+        replicas = options.pop("replicas", RUNS[context.profile])
+        iterations = options.pop("iterations", values["iterations"])
+        key = f"runs/{start}/{sigma_var}/{replicas}/{iterations}/{sorted(options.items())}"
+        rows = _trend_rows(values, iterations)
+        if _on_reference(context) or sigma_var == 0:   # Algorithm 1 is not in the contract: always ours
+            keys.append(f"{key}/summary")
+            raw = _reference_runs(context, start, sigma_var, replicas=replicas, iterations=iterations, **options)
+            context.memoized(keys[-1], lambda raw=raw, rows=rows: summarize(raw["mean"], raw["consensus"], saddle, rows))
+            continue
+        keys.append(f"{key}/summary{tag}")
+        if keys[-1] in context.memo or keys[-1] in pending:
+            continue
+        lam_override = options.pop("lam_override", None)
+        if options:
+            raise ValueError(f"options {sorted(options)} of simulate have no contract counterpart here")
+        initial = initial_states(_rng(context, key), values, start, replicas)   # the reference's starts
+        tasks = [Task(f"wang-basar/check/{key}/runs-{first}", contract_summary,
+                      {"values": instance, "initial": initial[first:first + CHUNK_RUNS], "sigma_var": float(sigma_var),
+                       "iterations": iterations, "lam_override": lam_override, "rows": rows,
+                       "implementation": context.implementation})
+                 for first in range(0, replicas, CHUNK_RUNS)]
+        pending[keys[-1]] = (tasks, rows, iterations)
+    frames = iter(context.run_tasks([task for tasks, _, _ in pending.values() for task in tasks]))
+    for key, (tasks, rows, iterations) in pending.items():
+        context.memo[key] = summary_of([next(frames) for _ in tasks], rows, iterations)
+    return [context.memo[key] for key in keys]
 
 
 def check_assumption_4(context: CheckContext):
@@ -96,39 +173,64 @@ def check_assumption_4(context: CheckContext):
 
 
 def check_equation_11(context: CheckContext):
-    """(11): xbar^{k+1} = xbar^k - (lambda^k/m) sum_i (g_i^k + n_i^k), on every step of noisy runs."""
+    """(11): xbar^{k+1} = xbar^k - (lambda^k/m) sum_i (g_i^k + n_i^k), on every step of noisy runs. On an
+    implementation, g_i^k + n_i^k is recovered from its messages by eq. (8), (x_i^k - message_i^k) / lambda^k, and
+    xbar^{k+1} is the average of its iterates."""
     values = _values(context)
     problem = estimation(values)
     params = WangBasarParams(graph_weights(values["graph"]), StepSchedule(values["lam0"], values["switch"], values["lam_scale"], 1.0),
                              2, values["sigma_var"])
     rng = _rng(context, "eq-11")
-    states = rng.uniform(problem.low, problem.high, size=(64, values["num_agents"], 2))
+    states = rng.uniform(problem.low, problem.high, size=(EQ11_RUNS, values["num_agents"], 2))
+    if not _on_reference(context):
+        worst = _equation_11_on_transcripts(resolve(context.implementation), problem, params, states, rng)
+        return holds(worst < 1e-10, f"max |xbar^(k+1) - (11)| over {EQ11_STEPS} steps x {EQ11_RUNS} runs = {worst:.2e} "
+                                    "(g + n recovered from the messages, eq. (8))", worst=worst)
     worst = 0.0
-    for k in range(1, 200):
+    for k in range(1, EQ11_STEPS + 1):
         gradients = problem.local_gradients(states)
         following, messages = step(states, k, problem.local_gradients, params, rng)
         noise = (states - params.schedule(k) * gradients - messages) / params.schedule(k)   # n_i^k recovered from (8)
-        predicted = states.mean(1) - params.schedule(k) / values["num_agents"] * (gradients + noise).sum(1)
-        worst = max(worst, float(np.max(np.abs(following.mean(1) - predicted))))
+        worst = max(worst, float(np.max(_equation_11_gap(states, following, gradients + noise, params.schedule(k)))))
         states = following
-    return holds(worst < 1e-10, f"max |xbar^(k+1) - (11)| over 199 steps x 64 runs = {worst:.2e}", worst=worst)
+    return holds(worst < 1e-10, f"max |xbar^(k+1) - (11)| over {EQ11_STEPS} steps x {EQ11_RUNS} runs = {worst:.2e}", worst=worst)
+
+
+def _equation_11_gap(states: np.ndarray, following: np.ndarray, g_plus_n: np.ndarray, lam) -> np.ndarray:
+    """|xbar^{k+1} - (xbar^k - (lambda^k/m) sum_i (g_i^k + n_i^k))| (seeds/003 L228 (11)); agents on axis -2."""
+    predicted = states.mean(axis=-2) - lam / states.shape[-2] * g_plus_n.sum(axis=-2)
+    return np.abs(following.mean(axis=-2) - predicted)
+
+
+def _equation_11_on_transcripts(implementation, problem, params: WangBasarParams, starts: np.ndarray,
+                                rng: np.random.Generator) -> float:
+    """The worst gap of (11) over EQ11_STEPS rounds of runs of `implementation` from `starts`, one Generator each."""
+    settings = [contract.setting_of(problem.local_gradients, params, start, EQ11_STEPS, problem.agent_gradient) for start in starts]
+    runs = independent_transcripts(implementation, settings, generators(int(rng.integers(2**63 - 1)), len(starts)), contract.shapes)
+    iterates = np.stack([run["iterates"] for run in runs])            # (R, K+1, m, d)
+    messages = np.stack([run["messages"] for run in runs])            # (R, K, m, d)
+    lam = params.schedule(np.arange(1, EQ11_STEPS + 1))[:, None]      # (K, 1)
+    g_plus_n = (iterates[:, :-1] - messages) / lam[..., None]         # eq. (8): message = x - lambda (g + n)
+    with np.errstate(all="ignore"):   # a diverging run: NaN, which fails the test below
+        gap = _equation_11_gap(iterates[:, :-1], iterates[:, 1:], g_plus_n, lam)
+    return float(np.max(gap)) if np.all(np.isfinite(gap)) else np.inf
 
 
 def check_theorem_1(context: CheckContext):
     """Theorem 1 / Remark 3: consensus a.s. and in mean square under sum lambda^2 < inf (Sec. 6.1 schedule)."""
     values = _values(context)
     runs = _runs(context, "uniform", values["sigma_var"])
-    consensus = runs["consensus"]                          # (K, R) ||x^k - 1 xbar^k||^2
-    worst_final = float(np.sqrt(consensus[-1].max()))
-    mean_square = consensus.mean(axis=1)
-    tail = mean_square[values["switch"]::50]
+    switch, last = values["switch"], runs.iterations - 1   # rows: row k - 1 holds ||x^k - 1 xbar^k||^2 over the runs
+    worst_final = float(np.sqrt(runs.consensus_at(last).max()))
+    mean_square = dict(zip(runs.rows, runs.consensus.mean(axis=1)))
+    tail = np.array([mean_square[row] for row in range(switch, runs.iterations, TREND_STRIDE)])
     trend = mann_kendall(tail, alpha=SIGNIFICANCE)
-    ratio = float(mean_square[-1] / mean_square[values["switch"] - 1])
-    ok = worst_final < CONSENSUS_TOLERANCE and trend.trend == "decreasing"
-    return holds(ok, f"max over {consensus.shape[1]} runs of ||x^K - 1 xbar^K|| = {worst_final:.2e} at K = {consensus.shape[0]}; "
+    ratio = float(mean_square[last] / mean_square[switch - 1])
+    ok = worst_final < CONSENSUS_TOLERANCE and trend.trend == "decreasing"   # NaN (a diverged run) fails
+    return holds(ok, f"max over {runs.consensus.shape[1]} runs of ||x^K - 1 xbar^K|| = {worst_final:.2e} at K = {runs.iterations}; "
                       f"E||.||^2 falls by x{ratio:.2e} from k = {values['switch']} to K, Mann-Kendall {trend.trend} "
                       f"(p = {trend.p_value:.1e}, alpha = {SIGNIFICANCE})",
-                 worst_final=worst_final, mean_square_final=float(mean_square[-1]), ratio=ratio)
+                 worst_final=worst_final, mean_square_final=float(mean_square[last]), ratio=ratio)
 
 
 def check_theorem_2(context: CheckContext):
@@ -138,10 +240,10 @@ def check_theorem_2(context: CheckContext):
     values = _values(context)
     points = _points(context, values)
     runs = _runs(context, "uniform", values["sigma_var"])
-    index, distance = nearest(points, runs["mean"][-1])
+    index, distance = nearest(points, runs.final_mean)
     reached = distance < DESTINATION_RADIUS
     kinds = {p.kind for i, p in enumerate(points) if np.any(reached & (index == i))}
-    table = destination_table(points, runs["mean"][-1])
+    table = destination_table(points, runs.final_mean)
     low, _ = clopper_pearson(int(reached.sum()), reached.size, CONFIDENCE, side="lower")
     ok = bool(reached.all()) and "maximum" not in kinds
     return holds(ok, f"{int(reached.sum())}/{reached.size} runs end within {DESTINATION_RADIUS} of a stationary point "
@@ -152,8 +254,8 @@ def check_theorem_2(context: CheckContext):
 
 def check_maximum_avoidance(context: CheckContext):
     """Theorem 2, local maxima avoided a.s.: harness test F = sum_j(theta_j^4/4 - theta_j^2/2) (+ zero-sum b_i),
-    strict maximum at 0; all agents start at 0. Algorithm 1 is run from the same start for comparison.
-    Memoized: lemma-1 and theorem-2 share it."""
+    strict maximum at 0; all agents start at 0. Algorithm 1 is run from the same start for comparison (ours, also
+    under verify: the contract states Algorithm 2). Memoized: lemma-1 and theorem-2 share it."""
     return context.memoized("maximum-avoidance", lambda: _maximum_avoidance(context))
 
 
@@ -161,20 +263,60 @@ def _maximum_avoidance(context: CheckContext):
     rng = _rng(context, "maximum")
     replicas = SWEEP_RUNS[context.profile]
     offsets = rng.normal(scale=0.3, size=(5, 2))
+    cases = {"b=0": np.zeros((5, 2)), "zero-sum b": offsets - offsets.mean(0)}
+    start = np.zeros((replicas, 5, 2))
+    finals = {} if _on_reference(context) else _quartic_runs(context, cases, start)
     outcomes = {}
-    for label, b in (("b=0", np.zeros((5, 2))), ("zero-sum b", offsets - offsets.mean(0))):
+    for label, b in cases.items():
         problem = QuarticMaximumTest(b)
         for algorithm, sigma in ((2, 0.5), (1, 0.0)):
             params = WangBasarParams(graph_weights("ring"), MAX_TEST_SCHEDULE, algorithm, sigma)
-            final = run(problem.local_gradients, np.zeros((replicas, 5, 2)), params, MAX_TEST_ITERATIONS, rng).mean[-1]
+            final = finals.get((label, algorithm))
+            if final is None:   # the reference, and Algorithm 1 (noise-free: it draws nothing from rng)
+                final = run(problem.local_gradients, start, params, MAX_TEST_ITERATIONS, rng).mean[-1]
             at_max = int(np.sum(np.linalg.norm(final, axis=1) < 0.5))
             at_min = int(np.sum(np.all(np.abs(np.abs(final) - 1) < DESTINATION_RADIUS, axis=1)))
             outcomes[f"{label}, Algorithm {algorithm}"] = {"at_maximum": at_max, "at_minimum": at_min, "runs": replicas}
     noisy = [v for k, v in outcomes.items() if "Algorithm 2" in k]
     upper = max(clopper_pearson(v["at_maximum"], v["runs"], CONFIDENCE, side="upper")[1] for v in noisy)
     ok = all(v["at_maximum"] == 0 for v in noisy)
+    whose = "" if _on_reference(context) else " (Algorithm 2: the implementation's runs; Algorithm 1: dpverify's, the contract states Algorithm 2)"
     return holds(ok, "runs ending at the maximum / at a minimum: " + "; ".join(f"{k}: {v['at_maximum']}/{v['at_minimum']} of {v['runs']}"
-                 for k, v in outcomes.items()) + f"; Algorithm 2: P(maximum) <= {upper:.3f} (CP {CONFIDENCE:.0%})", **outcomes)
+                 for k, v in outcomes.items()) + f"; Algorithm 2: P(maximum) <= {upper:.3f} (CP {CONFIDENCE:.0%})" + whose, **outcomes)
+
+
+def _quartic_runs(context: CheckContext, cases: dict[str, np.ndarray], start: np.ndarray) -> dict[tuple[str, int], np.ndarray]:
+    """xbar^K of the implementation's Algorithm 2 runs of the maximum test for each case, (R, 2), from one batch of tasks."""
+    tasks = {label: [Task(f"wang-basar/check/maximum/{label}/runs-{first}", quartic_summary,
+                          {"offsets": b, "initial": start[first:first + CHUNK_RUNS], "sigma_var": 0.5,
+                           "iterations": MAX_TEST_ITERATIONS, "implementation": context.implementation})
+                     for first in range(0, len(start), CHUNK_RUNS)] for label, b in cases.items()}
+    frames = iter(context.run_tasks([task for group in tasks.values() for task in group]))
+    return {(label, 2): summary_of([next(frames) for _ in group], (), MAX_TEST_ITERATIONS).final_mean
+            for label, group in tasks.items()}
+
+
+@dataclass(frozen=True)
+class _QuarticAgent:
+    """Agent j's gradient theta^3 - theta + b_j of the maximum test, one agent at a time (WangBasarSetting.gradient)."""
+
+    offsets: np.ndarray
+
+    def __call__(self, j: int, theta: np.ndarray) -> np.ndarray:
+        return theta * theta * theta - theta + self.offsets[j]
+
+
+def quartic_summary(rng: np.random.Generator, *, offsets: np.ndarray, initial: np.ndarray, sigma_var: float,
+                    iterations: int, implementation) -> pd.DataFrame:
+    """Task: the summary of runs of a user's Algorithm 2 on the maximum test (ring, MAX_TEST_SCHEDULE) from `initial`."""
+    offsets = np.asarray(offsets, dtype=float)
+    problem = QuarticMaximumTest(offsets)
+    params = WangBasarParams(graph_weights("ring"), MAX_TEST_SCHEDULE, 2, sigma_var)
+    iterates = contract_iterates(resolve(implementation), problem.local_gradients, np.asarray(initial, dtype=float), params,
+                                 iterations, rng, agent_oracle=_QuarticAgent(offsets))
+    with np.errstate(all="ignore"):   # a diverging run: NaN/inf, at neither the maximum nor a minimum
+        mean, consensus = consensus_moments(iterates)
+    return summary_frame(summarize(mean, consensus, None, ()))
 
 
 def check_theorem_3(context: CheckContext):
@@ -186,17 +328,20 @@ def check_theorem_3(context: CheckContext):
     values = _values(context)
     problem = estimation(values)
     saddle = refined_saddle(problem)
+    sweep = {lam: {"lam_override": lam, "iterations": int(SWEEP_HORIZON / lam), "replicas": SWEEP_RUNS[context.profile]}
+             for lam in STEP_SWEEP}
+    _runs_batch(context, [(start, values["sigma_var"], {}) for start in ("saddle_refined", "saddle_printed")]
+                + [("saddle_refined", values["sigma_var"], options) for options in sweep.values()])   # one batch of tasks
     evidence = {}
     for start in ("saddle_refined", "saddle_printed"):
-        times = escape_times(_runs(context, start, values["sigma_var"])["mean"], saddle)
+        times = _runs(context, start, values["sigma_var"]).escape   # T from the refined saddle
         escaped = int(np.sum(times <= ESCAPE_WINDOW))
         low, high = clopper_pearson(escaped, times.size, CONFIDENCE)
         evidence[start] = {"escaped_by_500": escaped, "runs": times.size, "ci": (low, high),
                            "quantiles": {q: float(np.quantile(times, q)) for q in (0.5, 0.9, 0.99)}}
     scaling = {}
     for lam in STEP_SWEEP:
-        times = escape_times(_runs(context, "saddle_refined", values["sigma_var"], lam_override=lam, iterations=int(SWEEP_HORIZON / lam),
-                                   replicas=SWEEP_RUNS[context.profile])["mean"], saddle)
+        times = _runs(context, "saddle_refined", values["sigma_var"], **sweep[lam]).escape
         finite = times[np.isfinite(times)]
         scaling[lam] = {mu: float(np.quantile(times, 1 - mu)) * lam / np.log(1 / mu) if finite.size == times.size else np.inf
                         for mu in (0.5, 0.1, 0.01)}
@@ -219,7 +364,7 @@ def check_noise_free_trapped(context: CheckContext):
     saddle = refined_saddle(estimation(values))
     outcome = {}
     for start in ("saddle_printed", "saddle_refined"):
-        mean = _runs(context, start, 0.0, replicas=1)["mean"][:, 0]
+        mean = _reference_runs(context, start, 0.0, replicas=1)["mean"][:, 0]
         distance = np.linalg.norm(mean - saddle, axis=-1)
         escape = int(np.argmax(distance > 0.5)) + 1 if np.any(distance > 0.5) else None
         outcome[start] = {"final_distance": float(distance[-1]), "escape_iteration": escape, "final_point": mean[-1].round(4).tolist()}
@@ -238,7 +383,7 @@ def check_saddle_destination(context: CheckContext):
     star = refined_minimum(estimation(values))
     rows, intervals = {}, {}
     for start in ("saddle_printed", "saddle_refined"):
-        ends = _runs(context, start, values["sigma_var"])["mean"][-1]
+        ends = _runs(context, start, values["sigma_var"]).final_mean
         at_star = int(np.sum(np.linalg.norm(ends - star, axis=1) < DESTINATION_RADIUS))
         low, high = clopper_pearson(at_star, len(ends), CONFIDENCE)
         table = destination_table(points, ends)
