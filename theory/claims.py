@@ -14,7 +14,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from dpverify.algorithms.core.errors import DpverifyError, NotInContract
+from dpverify.algorithms.core.errors import DpverifyError, ImplementationError, NotInContract
 from dpverify.theory.execution import CheckContext, Parameters, ParametersNotSupplied, record_parameter_reads
 from dpverify.theory.rules import Rule, Verdict
 
@@ -168,6 +168,9 @@ class Check:
             verdict, summary, values = self.decide(measurement)
         except (ParametersNotSupplied, NothingToMeasure, NotInContract) as missing:
             return CheckResult(self.name, self.method, Verdict.NOT_RUN, Evidence(str(missing)), 0.0, self.rule)
+        except ImplementationError as failed:   # a user's code failed on a claim's run (verify): not decided on it
+            return CheckResult(self.name, self.method, Verdict.NOT_RUN, Evidence(f"the implementation failed: {failed}"),
+                               0.0, self.rule)
         except Exception as error:  # a crashing check is a harness error, reported, never a verdict
             raise CheckCrashed(f"check {self.name!r} crashed: {error}\n{traceback.format_exc()}") from error
         parameters = {**read.provenance(), **measurement.parameters}

@@ -22,7 +22,6 @@ by a rule of theory/rules.py:
 from __future__ import annotations
 
 import itertools
-
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from functools import partial
@@ -31,7 +30,7 @@ from typing import Any
 import numpy as np
 import scipy.stats
 
-from dpverify.algorithms.core.errors import DpverifyError
+from dpverify.algorithms.core.errors import ImplementationError  # raised here; importable from here too
 from dpverify.algorithms.core.tape import NoiseTape
 from dpverify.theory.audit import PrivacyClaim, audit
 from dpverify.theory.claims import Check, Claim, Measurement, Method, NothingToMeasure, holds
@@ -58,10 +57,6 @@ SCALE_HALF_WIDTH = np.log1p(SCALE_MARGIN) / 3
 DISTRIBUTION_MARGIN = 0.1
 AUDIT_SAMPLES = {"quick": 10_000, "paper": 100_000}  # default: runs per neighbouring setting for the privacy audit
 CHECKS = ("accounting", "exact", "noise-scale", "distribution", "privacy")   # the claims below, in order
-
-
-class ImplementationError(DpverifyError):
-    """The implementation raised, or returned something that is not a transcript."""
 
 
 @dataclass(frozen=True)

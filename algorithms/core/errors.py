@@ -22,3 +22,7 @@ class InvalidDataError(DpverifyError, ValueError):
 class NotInContract(DpverifyError, ValueError):
     """A run whose parameters the paper's contract (algorithms/<paper>/contract.py) cannot hand to an
     implementation, e.g. a reading or a mirror map the contract's setting does not state."""
+
+
+class ImplementationError(DpverifyError):
+    """A user's implementation (`dpverify verify`) raised, or returned something that is not a transcript."""

@@ -118,6 +118,21 @@ def test_crashes_and_not_run_checks_are_never_stored(tmp_path):
     assert MEASURED == ["crash", "crash"] and entries(tmp_path) == [] and (cache.computed, cache.cached) == (0, 0)
 
 
+def test_a_users_implementation_failing_leaves_the_check_not_run_not_crashed(tmp_path):
+    """Under `dpverify verify` a claim's check runs the user's code; if that code raises (ImplementationError), the
+    check is not-run with the reason, never a harness error (a bug of ours, ZeroDivisionError above, still is)."""
+    from dpverify.theory.conformance import ImplementationError
+
+    def failing(context):
+        raise ImplementationError("the implementation raised IndexError: index 8 is out of bounds")
+
+    claim = Claim("toy/user", "lemma", "L3", "user", "user", (Check("user", Method.NUMERICAL, failing, rule=rules.exact()),))
+    (result,) = CheckCache(tmp_path).evaluate(claim, context()).results
+    assert result.verdict == Verdict.NOT_RUN
+    assert result.evidence.summary == "the implementation failed: the implementation raised IndexError: index 8 is out of bounds"
+    assert entries(tmp_path) == []
+
+
 def test_without_a_directory_every_check_runs(tmp_path):
     MEASURED.clear()
     cache = CheckCache(None)
