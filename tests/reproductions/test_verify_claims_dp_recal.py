@@ -119,12 +119,14 @@ def test_noise_30_times_too_large_makes_figure_2_diverge(tmp_path):
     assert result.divergences == [compared] and result.exit_status == 3
 
 
-def test_the_convergence_claims_run_the_algorithm_themselves_and_keep_only_the_recal_checks():
+def test_the_convergence_claims_run_the_algorithm_themselves_and_keep_their_run_checks():
+    """RECAL's and DP-RECAL's (theory/dp_recal/convergence.py states the DP runs through the contract); Theorem 3's
+    noise condition, which runs nothing, is left out."""
     experiments, claims, _ = selected("dp-recal", "quick", ("theorem-2", "theorem-3"))
     assert experiments == []
     assert {c.id: [check.name for check in c.checks] for c in claims} == {
-        "dp-recal/theorem-2": ["RECAL to the certified x*"],
-        "dp-recal/theorem-3": ["RECAL: log-error slope with bootstrap CI"]}
+        "dp-recal/theorem-2": ["RECAL to the certified x*", "DP-RECAL (R > 1) to the certified x*"],
+        "dp-recal/theorem-3": ["RECAL: log-error slope with bootstrap CI", "DP-RECAL: log-error slope"]}
 
 
 def test_a_stepsize_outside_the_theorem_makes_theorem_2_diverge(tmp_path):

@@ -9,18 +9,22 @@ are the module constants below, fixed before any run.
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import networkx as nx
 import numpy as np
 import sympy as sp
 
+from dpverify.algorithms.core.errors import DpverifyError
+from dpverify.algorithms.dp_recal import contract
 from dpverify.algorithms.dp_recal.algorithm import (
     RecalParams,
     RelayNoise,
     paper_beta,
     run_recal,
+    theorem4_epsilon,
     uniform_transition_matrix,
 )
-from dpverify.algorithms.dp_recal import contract
 from dpverify.theory.claims import Measurement, NothingToMeasure, holds
 from dpverify.theory.conformance import independent_iterates
 from dpverify.theory.dp_recal.operators import (
@@ -54,6 +58,8 @@ RUN_GRAPHS = {"quick": ("ring", "random"), "paper": ("ring", "complete", "random
 RECAL_TARGET = 1e-8                # Theorem 2 (RECAL): every replica's RE at K below this
 DP_TARGET = 1e-4                   # Theorem 2 (DP-RECAL, R > 1): every replica's RE at K below this
 DP_NOISE = RelayNoise(sigma1=0.1, decay=1.05)   # default: R = 1.05 (spec §6 lists 1.01, 1.05), sigma_1 = 0.1
+DP_DELTA = 1e-3                    # the contract's delta of the DP-RECAL runs (its epsilon is solved for DP_NOISE.sigma1)
+CALIBRATION_ROUNDOFF = 1e-12       # |sigma_1 calibrated from that budget / DP_NOISE.sigma1 - 1| allowed (float64 round-off)
 RATE_FLOOR = 1e-12                 # the linear-rate fit stops where the mean RE reaches rounding level
 RATE_MIN_R_SQUARED = 0.95          # log-linearity required of an R-linear rate
 BOOTSTRAP = 1000                   # default: bootstrap resamples of the rate's CI (plausible 1000-10000)
@@ -374,21 +380,53 @@ def relative_errors(x_history: np.ndarray, x_star: np.ndarray) -> np.ndarray:
     return distance / distance[0]
 
 
-def _recal_through_contract(implementation, instance: Instance, params: RecalParams, replicas: int, horizon: int,
-                            rng: np.random.Generator, x1: np.ndarray) -> np.ndarray:
-    """x^1..x^{K+1} (K+1, R, q) of `replicas` runs of a user's implementation of RECAL (sigma = 0) through the
-    contract, each along its own walk from the relay's law, drawn from `rng`. The contract's clipping bound is
-    UNCLIPPED (these runs clip nothing). Runs with a fixed sigma_1 are not in the contract (it calibrates the
-    noise from a budget): the caller sends RECAL runs only."""
+def budget_for_sigma1(sigma1: float, delta: float, plf: int, decay: float, sensitivity: float) -> float:
+    """The epsilon whose Theorem 4 calibration (`sigma1_for_budget`) gives `sigma1`: rho_1 = Delta^2 / (2 sigma_1^2)
+    (v1:L440 Lemma 6 with Delta = 4 alpha beta c), epsilon = S + 2 sqrt(S ln(1/delta)) (v1:L412 Proposition 3),
+    S = rho_1 (R^xi - 1)/(R - 1) (v1:L458-L468 Theorem 4; `theorem4_epsilon`)."""
+    return float(theorem4_epsilon(sensitivity**2 / (2.0 * sigma1**2), decay, plf, delta))
+
+
+def _settings(instance: Instance, params: RecalParams, walks: list[np.ndarray], x1: np.ndarray
+              ) -> list[contract.DpRecalSetting]:
+    """One contract setting per walk for the runs `params` describes, clip c = UNCLIPPED (these runs clip nothing).
+    RECAL: epsilon = None. DP-RECAL: the budget (epsilon, DP_DELTA) spent over the walk's PLF xi (its busiest
+    agent's activations, so that Theorem 4 covers every agent of the run) whose Theorem 4 calibration, with the
+    Delta = 4 max_i alpha_i beta c the implementation uses (contract docstring, Lemma 5), is params' sigma_1:
+    the implementation calibrates the very noise the reference runs with. With c unclipped that budget is
+    astronomically large; these runs are about convergence, not privacy."""
+    n, network = instance.data.num_agents, instance.network
+    if params.noise.sigma1 == 0:
+        return contract.along_walks(walks, instance.problem, instance.data, network, x1, params.alpha, epsilon=None,
+                                    delta=UNUSED_DELTA, plf=1, decay=UNUSED_DECAY, clip=UNCLIPPED)
+    settings = []
+    for walk in walks:
+        plf = int(np.bincount(walk[:-1], minlength=n).max())
+        (unbudgeted,) = contract.along_walks([walk], instance.problem, instance.data, network, x1, params.alpha,
+                                             epsilon=None, delta=DP_DELTA, plf=plf, decay=params.noise.decay,
+                                             clip=UNCLIPPED)
+        epsilon = budget_for_sigma1(params.noise.sigma1, DP_DELTA, plf, params.noise.decay, unbudgeted.sensitivity())
+        setting = replace(unbudgeted, epsilon=epsilon)
+        if not abs(setting.sigma1() / params.noise.sigma1 - 1.0) <= CALIBRATION_ROUNDOFF:
+            raise DpverifyError(f"the budget epsilon = {epsilon:.6g} over xi = {plf} calibrates sigma_1 = "
+                                f"{setting.sigma1()!r}, not {params.noise.sigma1!r}: it cannot state these runs")
+        settings.append(setting)
+    return settings
+
+
+def _through_contract(implementation, instance: Instance, params: RecalParams, replicas: int, horizon: int,
+                      rng: np.random.Generator, x1: np.ndarray) -> np.ndarray:
+    """x^1..x^{K+1} (K+1, R, q) of `replicas` runs of a user's implementation through the contract (`_settings`),
+    each along its own walk of K = horizon steps from the relay's law, drawn from `rng`, with its own noise."""
     walks = [contract.relay_walk(instance.network, rng, horizon=horizon) for _ in range(replicas)]
-    settings = contract.along_walks(walks, instance.problem, instance.data, instance.network, x1, params.alpha,
-                                    epsilon=None, delta=UNUSED_DELTA, plf=1, decay=UNUSED_DECAY, clip=UNCLIPPED)
+    settings = _settings(instance, params, walks, x1)
     return independent_iterates(implementation, settings, rng.spawn(replicas), contract.shapes)[:, :, 1]
 
 
 def _runs(context: CheckContext) -> dict[str, dict[str, np.ndarray]]:
     """RE curves of RECAL (alpha_i = 1/(L_i+1) and 0.99 * 2/(L_i+1)) and DP-RECAL (DP_NOISE, both u_modes).
-    Under `dpverify verify` (context.implementation), the RECAL curves of the user's implementation only."""
+    Under `dpverify verify` (context.implementation), the user's implementation's curves through the contract,
+    but not the 'received' u-reading: the contract states the literal one (spec §2.4)."""
     implementation = resolve(context.implementation)
 
     def simulate():
@@ -406,8 +444,8 @@ def _runs(context: CheckContext) -> dict[str, dict[str, np.ndarray]]:
                               "dp-received": RecalParams(bound / 2, paper_beta(n), DP_NOISE, u_mode="received")}
             for name, params in configurations.items():
                 if implementation is not None:
-                    if params.noise.sigma1 == 0:
-                        x_history = _recal_through_contract(implementation, instance, params, replicas, horizon, rng, x1)
+                    if params.u_mode == "literal":
+                        x_history = _through_contract(implementation, instance, params, replicas, horizon, rng, x1)
                         out[f"{graph_name}/{name}"] = {"re": relative_errors(x_history, instance.x_star)}
                     continue
                 run = run_recal(instance.problem, instance.data, instance.network, params, replicas=replicas,
@@ -453,6 +491,10 @@ def check_theorem2_dp_recal(context: CheckContext) -> Measurement:
     every replica. The 'received' reading (noise accumulates in u) is reported in the values."""
     measured = _convergence(context, ("dp-literal",), DP_TARGET)
     received = {k: v["re"][-1].max() for k, v in _runs(context).items() if k.endswith("dp-received")}
+    if not received:   # an implementation's runs: the contract states the literal reading only
+        return Measurement(measured.summary + "; u_mode 'received': reference only (the contract states the literal "
+                           f"reading); sigma_1 = {DP_NOISE.sigma1:g} calibrated by the implementation from the budget "
+                           f"(epsilon, {DP_DELTA:g}) Theorem 4 maps to it", measured.values)
     values = {**measured.values, "received_mode_max_final_re": {k: float(v) for k, v in received.items()}}
     return Measurement(measured.summary + f"; u_mode 'received': max final RE {max(received.values()):.2g}", values)
 
