@@ -60,3 +60,32 @@ class NoiseTape:
 
     def standard_normal(self, size=None):
         return self._draw("normal", 0.0, 1.0, size)
+
+
+class MirroredTape(NoiseTape):
+    """The tape of `seed` with its normal stream reflected across the hyperplane orthogonal to `direction`, block by
+    block: variates [b d, (b + 1) d) of the stream, d = len(direction), are one d-vector z_b, handed out as
+    z_b - 2 <z_b, e> e (e = direction / ||direction||). An implementation that draws its d-vectors in blocks of d
+    (one per agent and round, in order; a batched size=(N, d) call, or d scalar calls, are the same blocks) thus
+    receives, from `MirroredTape(seed, e)`, the reflections of what it receives from `NoiseTape(seed)`: noises that
+    differ only in the sign of their e component (coupled runs, seeds/003 Definition 2). The Laplace stream is
+    unchanged."""
+
+    def __init__(self, seed: int, direction):
+        super().__init__(seed)
+        direction = np.asarray(direction, dtype=float).ravel()
+        self.direction = direction / np.linalg.norm(direction)
+        self._mirrored = np.empty(0)   # reflected variates of whole blocks, not yet handed out
+
+    def _take(self, kind: str, count: int) -> np.ndarray:
+        if kind != "normal":
+            return super()._take(kind, count)
+        size = self.direction.size
+        missing = max(count - self._mirrored.size, 0)
+        handed = self.drawn[kind]
+        blocks = super()._take(kind, -(-missing // size) * size).reshape(-1, size)   # whole blocks only
+        self.drawn[kind] = handed + count    # variates handed out, not taken from the stream
+        reflected = blocks - 2.0 * (blocks @ self.direction)[:, None] * self.direction
+        buffer = np.concatenate([self._mirrored, reflected.ravel()])
+        self._mirrored = buffer[count:]
+        return buffer[:count]

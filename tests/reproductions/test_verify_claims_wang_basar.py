@@ -22,7 +22,7 @@ from tests.reproductions.planting import planted
 
 REPO = Path(__file__).resolve().parents[2]
 EXAMPLE = REPO / "examples" / "wang_basar" / "my_wang_basar.py"
-RERUN_CLAIMS = [f"wang-basar/{c}" for c in ("equation-11", "theorem-1", "remark-3", "lemma-1", "theorem-2", "theorem-3",
+RERUN_CLAIMS = [f"wang-basar/{c}" for c in ("equation-11", "theorem-1", "remark-3", "lemma-1", "theorem-2", "lemma-2", "theorem-3",
                                              "figure-3", "figure-4-converge-to-optimum", "table-1-trend",
                                              "table-1-values")]   # all but equation-11 and the figure claims with --long
 # eq. (8) misread as noise on the message, x - lambda g - n, instead of on the gradient, x - lambda (g + n): the

@@ -73,7 +73,7 @@ CLAIMS = (
     claim("lemma-2", "lemma", "L423-L425", "Escape under a dominating perturbation ([23])",
           "If w^k dominates the coupling difference, x^k escapes x_0 w.p. >= 1 - mu within O(log(1/mu)/a) iterates (a <= 1/l).",
           Check("coupled Algorithm 2 runs from the saddle: domination hypothesis and escape (CP)", ST, coupling.check_lemma_2,
-                rule=interval_above(1 - coupling.LEMMA_MU))),
+                rule=interval_above(1 - coupling.LEMMA_MU), **LONG_RUNS)),
     claim("theorem-3", "theorem", "L429-L439", "Escape from strict saddles with probability >= 1 - mu",
           "With constant lambda <= 1/l for O(log(1/mu)/lambda) iterates, then diminishing, Algorithm 2 avoids saddle points "
           "with probability >= 1 - mu.",
