@@ -11,6 +11,7 @@ import pytest
 
 from dpverify.algorithms.core.tape import MirroredTape, NoiseTape
 from dpverify.algorithms.wang_basar import contract
+from dpverify.algorithms.wang_basar.contract import _Negated  # -z: eq. (8) subtracts lambda n
 from dpverify.reproductions.experiments import parameters_of
 from dpverify.reproductions.verify_claims import ClaimComparison
 from dpverify.theory.claims import Verdict, evaluate
@@ -56,16 +57,6 @@ def test_the_reference_measures_what_it_measured_before():
     assert ("in 98.0% of (pair, k) near the saddle, in at least 258 pairs at every k = 2..52 (the median escape), on the "
             "whole path to escape in 74/400 pairs") in measurement.summary
     assert measurement.readings["each iteration"].values["intervals"]["P(T <= 500)"] == pytest.approx((0.990820, 1.0), abs=1e-6)
-
-
-class _Negated:
-    """The reference's gaussian_mechanism adds + sigma z; the contract's reference hands it -z (contract._Negated)."""
-
-    def __init__(self, rng):
-        self.rng = rng
-
-    def standard_normal(self, size=None):
-        return -self.rng.standard_normal(size)
 
 
 def test_the_transcript_path_computes_the_reference_numbers_from_the_same_draws():

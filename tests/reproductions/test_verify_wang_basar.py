@@ -13,6 +13,7 @@ from joblib import Parallel, delayed
 from dpverify.algorithms.core.tape import NoiseTape
 from dpverify.algorithms.wang_basar import contract
 from dpverify.algorithms.wang_basar.algorithm import run
+from dpverify.algorithms.wang_basar.contract import _Negated  # -z: eq. (8) subtracts lambda n
 from dpverify.reproductions.experiments import parameters_of
 from dpverify.reproductions.verify import EXIT_NONCONFORMING, verify
 from dpverify.theory.claims import Verdict
@@ -86,14 +87,6 @@ def test_false_alarm_rate_of_the_correct_example():
     number of refutations is tested against that level with a one-sided binomial test at 0.001."""
     refuted = sum(Parallel(n_jobs=2)(delayed(_statistical_refutations)(seed) for seed in range(20)))
     assert scipy.stats.binomtest(refuted, 40, SIGNIFICANCE, alternative="greater").pvalue > 0.001, refuted
-
-
-class _Negated:
-    def __init__(self, rng):
-        self.rng = rng
-
-    def standard_normal(self, size=None):
-        return -self.rng.standard_normal(size)
 
 
 def test_the_reference_is_algorithm_run_with_the_draws_of_eq_8():
