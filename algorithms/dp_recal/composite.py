@@ -70,6 +70,32 @@ class CompositeProblem:
             return margins - targets
         return -targets * expit(-targets * margins)
 
+    def clipped_sample_losses(self, margins: np.ndarray, targets: np.ndarray, feature_norms: np.ndarray,
+                              clip: float | None) -> np.ndarray:
+        """The per-sample loss whose derivative in the margin is the CLIPPED coefficient (`_clip_coefficients`):
+        the loss itself where clipping does not bind, continued linearly with slope +-clip/||B_ij|| where it does
+        (the Huber loss for the linear loss). It is what the exact ADMM argmin of the baselines minimizes when their
+        gradients are clipped (dp_common.solve_admm_subproblem); without clip it is the loss."""
+        if self.loss == "linear":
+            residual = margins - targets
+            if clip is None:
+                return 0.5 * residual**2
+            with np.errstate(divide="ignore", invalid="ignore"):   # a zero feature vector: bound inf, never binds
+                bound = clip / feature_norms
+            size = np.abs(residual)
+            inside = size <= bound
+            outside = np.where(inside, 0.0, bound)
+            return np.where(inside, 0.5 * residual**2, outside * size - 0.5 * outside**2)
+        exponent = -targets * margins                       # loss = softplus(exponent), |coefficient| = sigmoid(exponent)
+        if clip is None:
+            return np.logaddexp(0.0, exponent)
+        with np.errstate(divide="ignore"):
+            bound = np.minimum(clip / feature_norms, 1.0)   # sigmoid < 1: a bound >= 1 never binds
+            knee = np.log(bound) - np.log1p(-bound)         # sigmoid(knee) = bound (+inf where it never binds)
+        beyond = exponent > knee
+        at = np.where(beyond, knee, exponent)
+        return np.logaddexp(0.0, at) + np.where(beyond, bound * (exponent - at), 0.0)
+
     def local_losses(self, X: np.ndarray, data: LocalData) -> np.ndarray:
         """f_i(x_i) for every agent: (..., n, q) -> (..., n)."""
         X = _check_agent_iterates(X, data)
@@ -222,10 +248,7 @@ class ActiveGradients:
         """grad f_{agents[r]}(x[r]): x (R, q), agents (R,) -> (R, q), grouped by active agent (one matrix
         product per distinct agent, batched over its replicas)."""
         data = self.data
-        x = np.asarray(x, dtype=float)
-        agents = np.asarray(agents)
-        if x.ndim != 2 or x.shape[1] != data.dim or agents.shape != x.shape[:1]:
-            raise InvalidDataError(f"x must be (R, q = {data.dim}) with agents (R,); got {x.shape}, {agents.shape}")
+        x, agents = self._checked(x, agents)
         out = np.empty_like(x)  # every row belongs to one agent's group
         for agent in np.unique(agents):
             rows, support = np.flatnonzero(agents == agent), self.supports[agent]
@@ -251,6 +274,52 @@ class ActiveGradients:
         if self.problem.smooth_ridge:
             out += 2.0 * self.problem.smooth_ridge * x
         return out
+
+
+    def _checked(self, x, agents) -> tuple[np.ndarray, np.ndarray]:
+        x, agents = np.asarray(x, dtype=float), np.asarray(agents)
+        if x.ndim != 2 or x.shape[1] != self.data.dim or agents.shape != x.shape[:1]:
+            raise InvalidDataError(f"x must be (R, q = {self.data.dim}) with agents (R,); got {x.shape}, {agents.shape}")
+        return x, agents
+
+    # The two halves of a "samples" gradient, for a solver that also needs the loss at the points whose margins it
+    # computes (dp_common.solve_admm_subproblem): each reads every active agent's data once.
+    def margins(self, x: np.ndarray, agents: np.ndarray) -> np.ndarray:
+        """B_{agents[r]} x[r] per sample: (R, q) -> (R, m)."""
+        x, agents = self._checked(x, agents)
+        self._require_samples()
+        out = np.empty((x.shape[0], self.data.num_samples))
+        for agent in np.unique(agents):
+            rows, support = np.flatnonzero(agents == agent), self.supports[agent]
+            block = x.take(rows, axis=0)
+            if support.size < self.data.dim:
+                block = block.take(support, axis=1)
+            out[rows] = block @ self.features[agent].T
+        return out
+
+    def coefficients_and_losses(self, margins: np.ndarray, agents: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """From `margins`: the (clipped) per-sample coefficients (R, m), and f_{agents[r]} at those margins with the
+        clipped losses (`clipped_sample_losses`; without the M2 ridge term), (R,)."""
+        targets = self.data.targets[agents]
+        norms = None if self.clip is None else self.row_norms[agents]
+        coefficients = self.problem.sample_coefficients(margins, targets)
+        if self.clip is not None:
+            coefficients = _clip_coefficients(coefficients, norms, self.clip)
+        losses = self.problem.clipped_sample_losses(margins, targets, norms, self.clip).mean(axis=-1)
+        return coefficients, losses
+
+    def data_gradients(self, coefficients: np.ndarray, agents: np.ndarray) -> np.ndarray:
+        """sum_j coefficients[r, j] B_ij / m for i = agents[r]: (R, m) -> (R, q) (without the M2 ridge term)."""
+        self._require_samples()
+        out = np.zeros((coefficients.shape[0], self.data.dim))
+        for agent in np.unique(agents):
+            rows, support = np.flatnonzero(agents == agent), self.supports[agent]
+            out[np.ix_(rows, support)] = coefficients.take(rows, axis=0) @ self.features[agent] / self.data.num_samples
+        return out
+
+    def _require_samples(self) -> None:
+        if self.method != "samples":
+            raise InvalidParameterError("margins and coefficients need the per-sample form (method='samples')")
 
 
 def _clip_coefficients(coefficients: np.ndarray, feature_norms: np.ndarray, clip: float) -> np.ndarray:

@@ -165,3 +165,43 @@ def test_bad_input_is_named():
         CompositeProblem(mapping="M3")
     with pytest.raises(InvalidDataError, match="shape"):
         CompositeProblem().local_gradients(np.zeros((2, 2)), _data())
+
+
+@pytest.mark.parametrize("loss", ["linear", "logistic"])
+@pytest.mark.parametrize("clip", [None, 0.3])
+def test_clipped_sample_losses_have_the_clipped_coefficients_as_derivative(loss, clip):
+    """d/d(margin) of `clipped_sample_losses` is the (clipped) coefficient the gradients use, by central differences
+    (to 1e-7), on margins where clipping binds on some samples; where it does not bind the value is the loss itself."""
+    problem, rng = CompositeProblem(loss), np.random.default_rng(3)
+    margins, targets = rng.normal(0, 3, 200), rng.choice([-1.0, 1.0], 200)
+    norms = rng.uniform(0.2, 2.0, 200)
+    h = 1e-6
+    slope = (problem.clipped_sample_losses(margins + h, targets, norms, clip)
+             - problem.clipped_sample_losses(margins - h, targets, norms, clip)) / (2 * h)
+    coefficients = problem.sample_coefficients(margins, targets)
+    clipped = problem._clipped(coefficients, norms, clip)
+    np.testing.assert_allclose(slope, clipped, atol=1e-7)
+    unclipped = 0.5 * (margins - targets) ** 2 if loss == "linear" else np.logaddexp(0, -targets * margins)
+    free = clipped == coefficients
+    np.testing.assert_allclose(problem.clipped_sample_losses(margins, targets, norms, clip)[free], unclipped[free],
+                               rtol=1e-14)
+    assert (clip is None) == np.all(free)
+
+
+def test_margins_coefficients_and_data_gradients_compose_to_the_gradient():
+    """The three halves of a per-sample gradient give `ActiveGradients` itself (same products: bit for bit), with
+    clipping and a restricted support (a zero column)."""
+    rng = np.random.default_rng(4)
+    features = rng.uniform(0, 1, (3, 9, 5))
+    features[:, :, 2] = 0.0
+    data, problem = LocalData(features, rng.choice([-1.0, 1.0], (3, 9))), CompositeProblem("logistic")
+    engine = ActiveGradients(problem, data, clip=0.2, method="samples")
+    x, agents = rng.normal(size=(6, 5)), np.array([2, 0, 2, 1, 1, 2])
+    coefficients, losses = engine.coefficients_and_losses(engine.margins(x, agents), agents)
+    np.testing.assert_array_equal(engine.data_gradients(coefficients, agents), engine(x, agents))
+    assert np.all(engine.data_gradients(coefficients, agents)[:, 2] == 0)
+    expected = [problem.clipped_sample_losses(features[a] @ x[r], data.targets[a], data.feature_norms[a], 0.2).mean()
+                for r, a in enumerate(agents)]
+    np.testing.assert_allclose(losses, expected, rtol=1e-14)
+    with pytest.raises(InvalidParameterError, match="per-sample form"):
+        ActiveGradients(CompositeProblem("linear"), data).margins(x, agents)

@@ -58,12 +58,13 @@ def run(problem: CompositeProblem, data: LocalData, network: Network, *, epsilon
     sigma1 = common.calibrated_sigma1(epsilon, delta, decay, np.full(plf, sensitivity))
     degrees, adjacency, laplacian = network.degrees, network.adjacency, network.laplacian
 
+    engine = common.subproblem_engine(problem, data, clip)
     alpha = np.zeros_like(X)
     history = [X.mean(axis=1)]
     for k in range(1, plf + 1):
         linear = alpha - c * (degrees[:, None] * X + mix(adjacency, X))
         std = common.noise_std(sigma1, decay, k)
-        X = common.solve_admm_subproblem(problem, data, linear, c * degrees, X, clip, noise_std=std)
+        X = common.solve_admm_subproblem(problem, data, linear, c * degrees, X, clip, noise_std=std, engine=engine)
         if sigma1 > 0:
             X = X + rng.standard_normal(X.shape) * std                                  # PVP
         alpha = alpha + c * mix(laplacian, X)

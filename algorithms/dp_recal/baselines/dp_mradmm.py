@@ -61,6 +61,7 @@ def run(problem: CompositeProblem, data: LocalData, network: Network, *, epsilon
     degrees, adjacency, laplacian = network.degrees[:, None], network.adjacency, network.laplacian
     dual_step = penalties[0]
 
+    engine = common.subproblem_engine(problem, data, clip)
     alpha = np.zeros_like(X)
     history = [X.mean(axis=1)]
     for k in range(1, iterations + 1):
@@ -68,7 +69,8 @@ def run(problem: CompositeProblem, data: LocalData, network: Network, *, epsilon
         pull = c * (degrees * X + mix(adjacency, X))
         if k % 2 == 1:
             std = common.noise_std(sigma1, decay, (k + 1) // 2)
-            X = common.solve_admm_subproblem(problem, data, alpha - pull, c * network.degrees, X, clip, noise_std=std)
+            X = common.solve_admm_subproblem(problem, data, alpha - pull, c * network.degrees, X, clip, noise_std=std,
+                                             engine=engine)
             if sigma1 > 0:
                 X = X + rng.standard_normal(X.shape) * std
             recycled = -alpha - 2.0 * c * degrees * X + pull                      # KKT of the odd step

@@ -53,6 +53,7 @@ def run(problem: CompositeProblem, data: LocalData, network: Network, *, epsilon
     cumulative = np.cumsum(uniform_transition_matrix(network), axis=1)
     cumulative[:, -1] = np.inf  # guards the last bin against rounding in the row sums
 
+    engine = common.subproblem_engine(problem, data, clip)
     alpha = np.zeros_like(X)
     counts = np.zeros((replicas, n), dtype=np.int64)
     messages = np.zeros(replicas, dtype=np.int64)
@@ -68,7 +69,7 @@ def run(problem: CompositeProblem, data: LocalData, network: Network, *, epsilon
         counts[rows, holder] += running
         std = common.noise_std(sigma1, decay, counts[rows, holder])
         x_new = common.solve_admm_subproblem(problem, data, linear, c * d_i, x_i, clip, agents=holder,
-                                      noise_std=float(np.min(std[running])))
+                                      noise_std=float(np.min(std[running])), engine=engine)
         if sigma1 > 0:
             x_new = x_new + rng.standard_normal(x_new.shape) * std[:, None]
         x_new = np.where(running[:, None], x_new, x_i)
