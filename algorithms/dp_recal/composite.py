@@ -17,6 +17,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
+import scipy.sparse as sp
 from scipy.special import expit
 
 from dpverify.algorithms.core.errors import InvalidDataError, InvalidParameterError
@@ -242,6 +243,7 @@ class ActiveGradients:
             self.shift = [B.T @ b / m for B, b in zip(restricted, targets)]
         else:
             self.features = restricted
+            self.sparse = [_sparse_pair(B) for B in restricted]
             self.row_norms = None if clip is None else data.feature_norms
 
     def __call__(self, x: np.ndarray, agents: np.ndarray) -> np.ndarray:
@@ -260,11 +262,10 @@ class ActiveGradients:
                 gradient = block @ self.gram[agent]
                 gradient -= self.shift[agent]
             else:
-                B = self.features[agent]
-                coefficients = self.problem.sample_coefficients(block @ B.T, data.targets[agent])
+                coefficients = self.problem.sample_coefficients(self._forward(agent, block), data.targets[agent])
                 if self.clip is not None:
                     coefficients = _clip_coefficients(coefficients, self.row_norms[agent], self.clip)
-                gradient = coefficients @ B
+                gradient = self._backward(agent, coefficients)
                 gradient /= data.num_samples
             if restricted:
                 full = np.zeros((rows.size, data.dim))
@@ -294,7 +295,7 @@ class ActiveGradients:
             block = x.take(rows, axis=0)
             if support.size < self.data.dim:
                 block = block.take(support, axis=1)
-            out[rows] = block @ self.features[agent].T
+            out[rows] = self._forward(agent, block)
         return out
 
     def coefficients_and_losses(self, margins: np.ndarray, agents: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -314,12 +315,38 @@ class ActiveGradients:
         out = np.zeros((coefficients.shape[0], self.data.dim))
         for agent in np.unique(agents):
             rows, support = np.flatnonzero(agents == agent), self.supports[agent]
-            out[np.ix_(rows, support)] = coefficients.take(rows, axis=0) @ self.features[agent] / self.data.num_samples
+            out[np.ix_(rows, support)] = self._backward(agent, coefficients.take(rows, axis=0)) / self.data.num_samples
         return out
+
+    def _forward(self, agent: int, block: np.ndarray) -> np.ndarray:
+        """block @ B_i^T on agent i's restricted block: (k, s) -> (k, m)."""
+        if self.sparse[agent] is None:
+            return block @ self.features[agent].T
+        return (self.sparse[agent][0] @ block.T).T
+
+    def _backward(self, agent: int, coefficients: np.ndarray) -> np.ndarray:
+        """coefficients @ B_i: (k, m) -> (k, s)."""
+        if self.sparse[agent] is None:
+            return coefficients @ self.features[agent]
+        return (self.sparse[agent][1] @ coefficients.T).T
 
     def _require_samples(self) -> None:
         if self.method != "samples":
             raise InvalidParameterError("margins and coefficients need the per-sample form (method='samples')")
+
+
+SPARSE_DENSITY = 0.25          # a block at most this dense is read as CSR; measured with 20 replicas on one core
+SPARSE_MIN_ENTRIES = 1_000_000  # ... if it is large enough that scipy's per-call cost does not matter
+
+
+def _sparse_pair(block: np.ndarray) -> tuple[sp.csr_array, sp.csr_array] | None:
+    """(B, B^T) as CSR when reading B's nonzeros only is faster than reading B: the gradients are memory-bound (a few
+    replicas per agent), and CSR reads 12 bytes per nonzero against 8 per entry. Measured per gradient over all of
+    MNIST 0-9 (v0, density 0.22 on the support): 58 ms against 83 ms dense; Fashion-MNIST (0.47): 28 against 19 ms.
+    The same products up to the order of the sums (~1e-15 relative)."""
+    if block.size < SPARSE_MIN_ENTRIES or np.count_nonzero(block) > SPARSE_DENSITY * block.size:
+        return None
+    return sp.csr_array(block), sp.csr_array(block.T)
 
 
 def _clip_coefficients(coefficients: np.ndarray, feature_norms: np.ndarray, clip: float) -> np.ndarray:

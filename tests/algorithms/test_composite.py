@@ -205,3 +205,25 @@ def test_margins_coefficients_and_data_gradients_compose_to_the_gradient():
     np.testing.assert_allclose(losses, expected, rtol=1e-14)
     with pytest.raises(InvalidParameterError, match="per-sample form"):
         ActiveGradients(CompositeProblem("linear"), data).margins(x, agents)
+
+
+def test_sparse_blocks_give_the_dense_gradients(monkeypatch):
+    """A block at most SPARSE_DENSITY dense is read as CSR: the same gradients, margins and data gradients as the
+    dense block to 1e-13 (only the order of the sums differs), with clipping; a denser block stays dense."""
+    from dpverify.algorithms.dp_recal import composite
+
+    rng = np.random.default_rng(6)
+    features = rng.uniform(0, 1, (3, 60, 8)) * (rng.random((3, 60, 8)) < 0.15)
+    data, problem = LocalData(features, rng.choice([-1.0, 1.0], (3, 60))), CompositeProblem("linear")
+    dense = ActiveGradients(problem, data, clip=0.5, method="samples")
+    monkeypatch.setattr(composite, "SPARSE_MIN_ENTRIES", 0)
+    sparse = ActiveGradients(problem, data, clip=0.5, method="samples")
+    assert all(pair is None for pair in dense.sparse) and all(pair is not None for pair in sparse.sparse)
+    x, agents = rng.normal(size=(5, 8)), np.array([0, 2, 2, 1, 0])
+    np.testing.assert_allclose(sparse(x, agents), dense(x, agents), rtol=1e-13, atol=1e-15)
+    np.testing.assert_allclose(sparse.margins(x, agents), dense.margins(x, agents), rtol=1e-13, atol=1e-15)
+    coefficients = rng.normal(size=(5, 60))
+    np.testing.assert_allclose(sparse.data_gradients(coefficients, agents), dense.data_gradients(coefficients, agents),
+                               rtol=1e-13, atol=1e-15)
+    busy = LocalData(rng.uniform(0.1, 1, (3, 60, 8)), data.targets)
+    assert all(pair is None for pair in ActiveGradients(problem, busy, clip=0.5, method="samples").sparse)
