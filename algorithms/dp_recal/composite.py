@@ -276,7 +276,6 @@ class ActiveGradients:
             out += 2.0 * self.problem.smooth_ridge * x
         return out
 
-
     def _checked(self, x, agents) -> tuple[np.ndarray, np.ndarray]:
         x, agents = np.asarray(x, dtype=float), np.asarray(agents)
         if x.ndim != 2 or x.shape[1] != self.data.dim or agents.shape != x.shape[:1]:

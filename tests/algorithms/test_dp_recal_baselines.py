@@ -215,7 +215,7 @@ def test_majorize_minimize_and_proximal_gradient_find_the_same_argmin(loss, lass
     rng = np.random.default_rng(5)
     data = LocalData(rng.uniform(0, 1, (N, 200, Q)), rng.choice([-1.0, 1.0], (N, 200)))
     problem, network = CompositeProblem(loss, lasso=lasso), Network.from_networkx(nx.cycle_graph(N))
-    assert dp_common.uses_quadratic_model(problem, data)
+    assert dp_common.uses_quadratic_model(problem, data, clip=0.4)
     if active:
         agents = rng.integers(0, N, 4)
         start, linear, curvature = rng.standard_normal((4, Q)), rng.standard_normal((4, Q)), 0.7 * network.degrees[agents]
@@ -300,3 +300,18 @@ def test_backtracking_solver_finds_the_huber_argmin_certified_by_cvxpy(monkeypat
                                                  tol_feas=1e-12)
         assert np.mean(np.abs(B @ solved[r] - b) > delta) > 0.5                # clipping binds on most samples
         np.testing.assert_allclose(solved[r], x.value, atol=1e-6)
+
+
+def test_which_solver_the_subproblem_uses():
+    """The quadratic model where it is the subproblem (unclipped linear loss, no l1) or cheap against a data pass
+    (m/q >= 8 without l1, >= 32 with it); the backtracked proximal gradient otherwise (MNIST 0/1's shape, m/q = 2)."""
+    def shape(m, q):
+        return LocalData(np.ones((2, m, q)), np.ones((2, m)))
+    ridge_only, lasso = CompositeProblem("linear", lasso=0.0), CompositeProblem("linear", lasso=0.5)
+    assert dp_common.uses_quadratic_model(ridge_only, shape(1583, 784), None)
+    assert not dp_common.uses_quadratic_model(ridge_only, shape(1583, 784), 19.0)
+    assert not dp_common.uses_quadratic_model(CompositeProblem("logistic", lasso=0.0), shape(1583, 784), None)
+    assert dp_common.uses_quadratic_model(ridge_only, shape(6248, 22), 1.0)
+    assert dp_common.uses_quadratic_model(lasso, shape(6248, 22), 1.0)
+    assert not dp_common.uses_quadratic_model(lasso, shape(600, 22), None)
+    assert "backtracked" in dp_common.subproblem_description(ridge_only, shape(1583, 784), 19.0)

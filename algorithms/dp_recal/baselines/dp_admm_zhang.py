@@ -72,7 +72,7 @@ def run(problem: CompositeProblem, data: LocalData, network: Network, *, epsilon
     settings = {"stepsize": step, "penalty": c,
                 "stepsize_rule": f"1/(c), c = {PENALTY_FACTOR[problem.loss]} L" if stepsize is None else "given (= 1/penalty)",
                 "dual_step": "c", "perturbation": "primal variable (PVP), Gaussian",
-                "subproblem": common.subproblem_description(problem, data),
+                "subproblem": common.subproblem_description(problem, data, clip),
                 "reconstructed_without_source": True,
                 **common.privacy_settings(epsilon, delta, decay, clip, sensitivity_reading, sensitivity, sigma1)}
     return common.synchronous_summary(NAME, network, history, plf, replicas, sigma1, settings, keep_history, "x~_i")

@@ -81,7 +81,7 @@ def run(problem: CompositeProblem, data: LocalData, network: Network, *, epsilon
     settings = {"stepsize": alpha0, "stepsize_decay": gamma, "penalty_schedule": "c_k = 1/(alpha_0 gamma^(k-1))",
                 "stepsize_rule": f"alpha_0 = 1/c_0, c_0 = {PENALTY_FACTOR[problem.loss]} L" if stepsize is None else "given",
                 "dual_step": dual_step, "even_iterations": "linearized with the recycled gradient, sent without noise",
-                "subproblem": common.subproblem_description(problem, data), "reconstructed_without_source": True,
+                "subproblem": common.subproblem_description(problem, data, clip), "reconstructed_without_source": True,
                 "messages_per_iteration": common.broadcast_messages(network),
                 "message_count": "one vector over one edge = 1; every agent sends x_i to each neighbour every iteration",
                 "plf_per_iteration": 0.5, "sensitivity_first_last": (sensitivities[0], sensitivities[-1]),

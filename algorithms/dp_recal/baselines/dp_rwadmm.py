@@ -86,7 +86,7 @@ def run(problem: CompositeProblem, data: LocalData, network: Network, *, epsilon
     settings = {"stepsize": step, "penalty": c,
                 "stepsize_rule": f"1/c, c = {PENALTY_FACTOR[problem.loss]} L" if stepsize is None else "given (= 1/penalty)",
                 "walk": "P = I - D^-1 L (uniform over neighbours), first agent uniform",
-                "subproblem": common.subproblem_description(problem, data), "reconstructed_without_source": True,
+                "subproblem": common.subproblem_description(problem, data, clip), "reconstructed_without_source": True,
                 "messages_per_iteration": "2 d_{i_k} (pull d_i + push d_i)",
                 "message_count": "one vector over one edge = 1", "plf": "max_i activation count",
                 **common.privacy_settings(epsilon, delta, decay, clip, sensitivity_reading, sensitivity, sigma1)}
