@@ -227,3 +227,21 @@ def test_sparse_blocks_give_the_dense_gradients(monkeypatch):
                                rtol=1e-13, atol=1e-15)
     busy = LocalData(rng.uniform(0.1, 1, (3, 60, 8)), data.targets)
     assert all(pair is None for pair in ActiveGradients(problem, busy, clip=0.5, method="samples").sparse)
+
+
+@pytest.mark.parametrize("count", [1, 2, 3, 6, 7, 12])
+def test_few_rows_product_is_the_matrix_product_with_each_rows_own_bits(count):
+    """2..FEW_ROWS rows are multiplied one at a time: the product agrees with numpy's to 1e-14, and each row has the
+    bits of that row's product alone (so a replica's gradient does not depend on how many replicas share its agent);
+    a single row and more than FEW_ROWS rows go through one product."""
+    from dpverify.algorithms.dp_recal.composite import FEW_ROWS, _few_rows_product
+
+    rng = np.random.default_rng(count)
+    rows, block = rng.normal(size=(count, 40)), rng.normal(size=(40, 30))
+    product = _few_rows_product(rows, block)
+    np.testing.assert_allclose(product, rows @ block, rtol=1e-14, atol=1e-13)
+    if count <= FEW_ROWS:
+        alone = np.concatenate([rows[r:r + 1] @ block for r in range(count)])
+        assert np.array_equal(product, alone)
+    else:
+        assert np.array_equal(product, rows @ block)

@@ -213,6 +213,19 @@ BACKTRACK_FLOOR = 1 / 32   # the first curvature guess, and the least after a fa
 
 
 def _backtracking_proximal_gradient(problem, engine, linear, curvature, start, agents, noise_std) -> np.ndarray:
+    """`_agent_proximal_gradient` for each agent's rows in turn: every step of one agent's solve reads the same data
+    block, which stays in cache between them (MBs, where a pass over all agents' blocks does not fit). Measured on
+    Fashion-MNIST (DP-RWADMM, PLF 20, with `_few_rows_product`): 13.1 CPU-s with the agents interleaved, 10.6 in
+    turn. Each agent's rows stop at the same tolerance as before, on their own moves."""
+    solution = np.empty_like(start)
+    for agent in np.unique(agents):
+        rows = np.flatnonzero(agents == agent)
+        solution[rows] = _agent_proximal_gradient(problem, engine, linear[rows], curvature[rows], start[rows],
+                                                  agents[rows], noise_std)
+    return solution
+
+
+def _agent_proximal_gradient(problem, engine, linear, curvature, start, agents, noise_std) -> np.ndarray:
     """Proximal gradient on phi(x) = f_i(x) + <linear, x> + curvature ||x||^2 (+ r by its prox), one row per
     (replica, agent), with step 1/(mu + l): mu = 2 (curvature + ridge_f) is the exact curvature of the quadratic
     part, l a local curvature of the data part f_i along the step, found by backtracking (Beck & Teboulle 2009,
