@@ -270,7 +270,9 @@ class Runner:
                 cached = self.cache.load(task, root_seed)
                 if cached is not None:
                     results[index] = cached
-        pending = [index for index in range(len(tasks)) if index not in results]
+        # the largest first (by Task.cost; ties keep their order): a long task started last would leave the other
+        # workers idle until it ends (longest-processing-time-first list scheduling, Graham 1969)
+        pending = sorted((index for index in range(len(tasks)) if index not in results), key=lambda i: -tasks[i].cost)
         if pending:
             run = self._run_dask if self.backend == "dask" else self._run_local
             # results arrive as tasks finish and are stored at once: an interrupted run resumes

@@ -33,6 +33,7 @@ class Task:
     key: str
     function: Callable[..., pd.DataFrame]
     params: Mapping[str, Any]
+    cost: float = 0.0   # a rough size (e.g. CPU seconds): the runner starts the largest first; never in the hash
 
     def __post_init__(self) -> None:  # a task handed an experiment's parameters may read any of them, in a worker
         for value in self.params.values():

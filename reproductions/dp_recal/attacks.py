@@ -49,6 +49,7 @@ from dpverify.reproductions.datasets import (  # noqa: E402
     load_dataset,
     split_over_agents,
 )
+from dpverify.reproductions.dp_recal.workload import ATTACK_COST  # noqa: E402
 from dpverify.reproductions.experiments import Experiment, FigureOutput  # noqa: E402
 from dpverify.reproductions.params import ExperimentConfig  # noqa: E402
 from dpverify.theory.execution import Task  # noqa: E402
@@ -142,7 +143,7 @@ def build_tasks(config: ExperimentConfig) -> list[Task]:
         "attack", "loss", "num_agents", "targets", "clip", "epsilon", "delta", "decay", "plf_calibration",
         "horizon", "x1_scale", "iterations", "snapshots")}
     return [Task(f"dp-recal/{config.id}/{dataset}/{kind}", simulate_attack,
-                 {"dataset": dataset, "target_kind": kind, **shared})
+                 {"dataset": dataset, "target_kind": kind, **shared}, cost=ATTACK_COST)
             for dataset in values["datasets"] for kind in values["target_kinds"]]
 
 

@@ -44,6 +44,7 @@ from dpverify.reproductions.datasets import (  # noqa: E402
     load_dataset,
     split_over_agents,
 )
+from dpverify.reproductions.dp_recal.workload import curves_cost  # noqa: E402
 from dpverify.reproductions.experiments import Experiment, FigureOutput  # noqa: E402
 from dpverify.reproductions.params import ExperimentConfig  # noqa: E402
 from dpverify.theory.dp_recal.composite_ground_truth import solve_composite  # noqa: E402
@@ -212,7 +213,8 @@ def shared_parameters(values: dict) -> dict:
 def build_tasks(config: ExperimentConfig) -> list[Task]:
     values = config.values()
     shared = shared_parameters(values)
-    return [Task(f"dp-recal/{config.id}/{dataset}", simulate_dataset, {"dataset": dataset, **shared})
+    return [Task(f"dp-recal/{config.id}/{dataset}", simulate_dataset, {"dataset": dataset, **shared},
+                 cost=curves_cost(dataset, values))
             for dataset in values["datasets"]]
 
 

@@ -49,6 +49,7 @@ from dpverify.reproductions.dp_recal.curves import (  # noqa: E402
     relay_run,
     relay_through_contract,
 )
+from dpverify.reproductions.dp_recal.workload import runs_cost  # noqa: E402
 from dpverify.reproductions.experiments import Experiment, FigureOutput  # noqa: E402
 from dpverify.reproductions.params import ExperimentConfig  # noqa: E402
 from dpverify.theory.dp_recal.composite_ground_truth import solve_composite  # noqa: E402
@@ -169,7 +170,8 @@ def build_tasks(config: ExperimentConfig) -> list[Task]:
                                               "sensitivity_reading", "replicas", "implementation") if name in values}
     lasso = {"l1": values["lasso"], "0": 0.0}
     return [Task(f"dp-recal/{config.id}/{dataset}/r={group}", simulate_group,
-                 {"dataset": dataset, "group": group, "lasso": lasso[group], "rows": rows, **shared})
+                 {"dataset": dataset, "group": group, "lasso": lasso[group], "rows": rows, **shared},
+                 cost=runs_cost(dataset, [(row["algorithm"], row["plf"]) for row in rows], values["replicas"]))
             for dataset in values["datasets"] for group, rows in table_rows(values).items()]
 
 

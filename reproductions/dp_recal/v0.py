@@ -21,6 +21,7 @@ import numpy as np
 import pandas as pd
 
 from dpverify.reproductions.dp_recal import curves
+from dpverify.reproductions.dp_recal.workload import curves_cost
 from dpverify.reproductions.experiments import Experiment, FigureOutput
 from dpverify.reproductions.params import ExperimentConfig
 from dpverify.theory.dp_recal.v0 import cases
@@ -45,7 +46,7 @@ def build_tasks(config: ExperimentConfig) -> list[Task]:
     shared = curves.shared_parameters(values)
     group = SHARED_RUNS.get(config.id, config.id)
     return [Task(f"dp-recal/{group}/{dataset}/{graph}", curves.simulate_dataset,
-                 {"dataset": dataset, "graph": graph, **shared})
+                 {"dataset": dataset, "graph": graph, **shared}, cost=curves_cost(dataset, values))
             for dataset in values["datasets"] for graph in values["graphs"]]
 
 

@@ -183,3 +183,16 @@ def test_prefetch_runs_every_experiments_tasks_once_into_the_cache(tmp_path):
         pd.testing.assert_frame_equal(frame, expected, check_dtype=False)
     assert prefetch([first, second], "quick", Runner(jobs=2, show_progress=False), ROOT_SEED) == 0   # no cache
     assert prefetch([first, second], "quick", Runner(cache_directory=tmp_path, jobs=1), ROOT_SEED) == 0
+
+
+def test_the_costliest_tasks_start_first_and_cost_is_not_in_the_key(tmp_path):
+    """Task.cost only orders the work: pending tasks start in decreasing cost (ties in the given order), the results
+    come back in the given order with the same numbers, and a task's content hash ignores its cost."""
+    tasks = [Task(f"demo/task-{i}", gaussian_sample_mean, {"size": 50 + i, "shift": float(i)}, cost=cost)
+             for i, cost in enumerate([1.0, 5.0, 0.0, 5.0, 3.0])]
+    CALLS.clear()
+    frames = Runner(jobs=1, show_progress=False)(tasks, ROOT_SEED)
+    assert CALLS == [51, 53, 54, 50, 52]
+    reference = Runner(jobs=1, show_progress=False)(make_tasks(5), ROOT_SEED)
+    assert all(a.equals(b) for a, b in zip(frames, reference))
+    assert tasks[1].content_hash(ROOT_SEED) == make_tasks(5)[1].content_hash(ROOT_SEED)
