@@ -294,7 +294,10 @@ class Runner:
             else:
                 with joblib.parallel_config(backend="loky", initializer=_exit_with_parent,   # joblib >= 1.5
                                             initargs=(os.getpid(),)):
-                    parallel = joblib.Parallel(n_jobs=self.jobs, return_as="generator_unordered")
+                    # one task per dispatch: joblib's automatic batching, seeing tasks that end at once (a data set
+                    # that is not available), bundles the next ones, and hours of tasks then run one after another
+                    # on one worker, out of the largest-first order
+                    parallel = joblib.Parallel(n_jobs=self.jobs, batch_size=1, return_as="generator_unordered")
                 outputs = parallel(joblib.delayed(_run_indexed)(i, t, root_seed) for i, t in indexed_tasks)
             for index, frame in outputs:
                 yield index, frame

@@ -344,11 +344,10 @@ FEW_ROWS = 6   # a product with at most this many rows runs one row at a time (`
 def _few_rows_product(rows: np.ndarray, block: np.ndarray) -> np.ndarray:
     """rows @ block (an agent's data block, or its Gram matrix), one row at a time when there are 2..FEW_ROWS of them.
     A relay run has a few replicas per active agent (20 over 8 agents: ~2.5), and for so few rows OpenBLAS's matrix
-    product costs about what it costs for 8:
-    measured on one core, one agent's Fashion-MNIST block (1500 x 784) in cache, 3 rows take 0.51 ms row by row
-    against 1.48 ms at once (2 rows: 0.35 against 1.09; 8 rows: 1.39 against 1.22, hence FEW_ROWS). Each row gets
-    the bits that a product of that row alone gives, so a replica's numbers no longer depend on how many others
-    share its agent."""
+    product costs about what it costs for 8. Measured on one core, one agent's Fashion-MNIST block (1500 x 784) in
+    cache: 3 rows take 0.51 ms row by row against 1.48 ms at once (2 rows: 0.35 against 1.09; 8 rows: 1.39 against
+    1.22, hence FEW_ROWS). Each row gets the bits of its own product, so a replica's numbers do not depend on how
+    many others share its agent."""
     count = rows.shape[0]
     if count == 1 or count > FEW_ROWS:
         return rows @ block

@@ -2,9 +2,9 @@
 `--jobs 2`, a run of DP-RW-ADMM on all of MNIST started last would leave the other worker idle for most of it. These
 numbers only order the work; no result depends on them, and a wrong one costs idle time, never a wrong number.
 
-CPU seconds per PLF unit of one run of 20 replicas on Fashion-MNIST (one core, logistic loss, measured with
-scratch slopes: CPU at PLF 30 minus CPU at PLF 10, over 20), and each data set's size against Fashion-MNIST's
-(the same algorithms' ratios on ijcnn1 and on all of MNIST, v0)."""
+PER_PLF: CPU seconds per PLF unit of one run of 20 replicas on Fashion-MNIST (one core, logistic loss; the CPU of a
+run at PLF 30 minus that at PLF 10, over 20). DATA_SCALE: a data set's cost against Fashion-MNIST's, from the same
+algorithms' ratios on ijcnn1 and on all of MNIST (v0)."""
 
 from __future__ import annotations
 

@@ -196,3 +196,23 @@ def test_the_costliest_tasks_start_first_and_cost_is_not_in_the_key(tmp_path):
     reference = Runner(jobs=1, show_progress=False)(make_tasks(5), ROOT_SEED)
     assert all(a.equals(b) for a, b in zip(frames, reference))
     assert tasks[1].content_hash(ROOT_SEED) == make_tasks(5)[1].content_hash(ROOT_SEED)
+
+
+def pid_after(rng, seconds):
+    """A task that reports which worker ran it, after `seconds`."""
+    import os
+    import time
+
+    time.sleep(seconds)
+    return pd.DataFrame({"pid": [os.getpid()]})
+
+
+def test_tasks_are_not_batched_behind_instant_ones():
+    """Tasks that end at once (missing data) must not make joblib bundle the next ones into one dispatch: the four
+    1-second tasks that follow 40 instant ones are shared by the two workers, two each, not run by one."""
+    tasks = [Task(f"demo/instant-{i}", pid_after, {"seconds": 0.0}, cost=2.0) for i in range(40)]
+    tasks += [Task(f"demo/long-{i}", pid_after, {"seconds": 1.0}, cost=1.0) for i in range(4)]
+    tasks += [Task(f"demo/late-{i}", pid_after, {"seconds": 0.0}) for i in range(40)]
+    frames = Runner(jobs=2, show_progress=False)(tasks, ROOT_SEED)
+    workers = pd.Series([frame["pid"].iloc[0] for frame in frames[40:44]]).value_counts()
+    assert list(workers) == [2, 2]
