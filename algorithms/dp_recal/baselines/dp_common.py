@@ -230,9 +230,10 @@ def _backtracking_proximal_gradient(problem, engine, linear, curvature, start, a
 
 
 def _agent_proximal_gradient(problem, engine, linear, curvature, start, agents, noise_std) -> np.ndarray:
-    """(Called with one agent's rows, or with all rows when the blocks are CSR.) Proximal gradient on phi(x) = f_i(x) + <linear, x> + curvature ||x||^2 (+ r by its prox), one row per
-    (replica, agent), with step 1/(mu + l): mu = 2 (curvature + ridge_f) is the exact curvature of the quadratic
-    part, l a local curvature of the data part f_i along the step, found by backtracking (Beck & Teboulle 2009,
+    """Proximal gradient on phi(x) = f_i(x) + <linear, x> + curvature ||x||^2 (+ r by its prox), one row per
+    (replica, agent; one agent's rows, or all rows when the blocks are CSR), with step 1/(mu + l): mu = 2 (curvature
+    + ridge_f) is the exact curvature of the quadratic part, l a local curvature of the data part f_i along the step,
+    found by backtracking (Beck & Teboulle 2009,
     Sec. 3): a step is taken once f_i(x+) <= f_i(x) + <grad f_i(x), x+ - x> + l/2 ||x+ - x||^2, which makes it a
     descent step of the usual proximal-gradient kind; otherwise l grows (to the measured secant curvature, or
     double) up to the global bound s lambda_max(B_i^T B_i/m_i), where the test always holds.
