@@ -219,10 +219,11 @@ def _backtracking_proximal_gradient(problem, engine, linear, curvature, start, a
     with `_few_rows_product`) 13.1 CPU-s with the agents interleaved, 10.6 in turn; all of MNIST (v0, CSR blocks,
     PLF 15) 32.6 interleaved against 37.3 in turn (the CSR product gains nothing from the cache, and the solver's
     per-call work grows with the calls), so CSR blocks are solved together."""
-    if any(engine.sparse[agent] is not None for agent in np.unique(agents)):
+    distinct = np.unique(agents)
+    if any(engine.sparse[agent] is not None for agent in distinct):
         return _agent_proximal_gradient(problem, engine, linear, curvature, start, agents, noise_std)
     solution = np.empty_like(start)
-    for agent in np.unique(agents):
+    for agent in distinct:
         rows = np.flatnonzero(agents == agent)
         solution[rows] = _agent_proximal_gradient(problem, engine, linear[rows], curvature[rows], start[rows],
                                                   agents[rows], noise_std)
