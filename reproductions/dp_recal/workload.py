@@ -1,16 +1,19 @@
 """A rough size of each dp-recal task (`Task.cost`, in CPU seconds), so that the runner starts the largest first: with
 `--jobs 2`, a run of DP-RW-ADMM on all of MNIST started last would leave the other worker idle for most of it. These
-numbers only order the work; no result depends on them, and a wrong one costs idle time, never a wrong number.
+numbers only order the work (and the time-left estimate); no result depends on them, and a wrong one costs idle time,
+never a wrong number.
 
-PER_PLF: CPU seconds per PLF unit of one run of 20 replicas on Fashion-MNIST (one core, logistic loss; the CPU of a
-run at PLF 30 minus that at PLF 10, over 20). DATA_SCALE: a data set's cost against Fashion-MNIST's, from the same
-algorithms' ratios on ijcnn1 and on all of MNIST (v0)."""
+PER_PLF: CPU seconds per PLF unit of one run of 20 replicas on Fashion-MNIST (one core); DATA_SCALE: a data set's cost
+against Fashion-MNIST's. Both from the paper profile of 2026-11-26 (commit 7239a18, `reproduce --profile paper
+--jobs 2`; the `cpu_seconds` of its curves and the `run_cpu_seconds` of its tables, over the PLF): e.g. DP-RECAL
+0.083-0.093 on Fashion-MNIST, 0.061-0.073 on MNIST 0/1, 0.012-0.027 on ijcnn1 and 0.36-0.41 on all of MNIST (v0, CSR
+data read a few replicas at a time). CIFAR-10 and covtype were not available there: their scales are guesses."""
 
 from __future__ import annotations
 
-PER_PLF = {"recal": 0.03, "dp-recal": 0.03, "dp-admm-12": 0.30, "dp-nids-28": 0.10, "dp-extra-27": 0.03,
-           "dp-rwadmm-30": 0.48, "dp-mradmm-17": 0.25, "dp-admm-13": 0.06, "dp-ic-admm-25": 0.09}
-DATA_SCALE = {"ijcnn1": 0.3, "mnist": 1.0, "fashion-mnist": 1.0, "cifar10": 3.0, "mnist-v0": 4.0, "covtype": 1.0}
+PER_PLF = {"recal": 0.085, "dp-recal": 0.085, "dp-admm-12": 0.17, "dp-nids-28": 0.047, "dp-extra-27": 0.047,
+           "dp-rwadmm-30": 0.37, "dp-mradmm-17": 0.17, "dp-admm-13": 0.05, "dp-ic-admm-25": 0.047}
+DATA_SCALE = {"ijcnn1": 0.4, "mnist": 0.8, "fashion-mnist": 1.0, "cifar10": 3.0, "mnist-v0": 4.7, "covtype": 1.0}
 REFERENCE_REPLICAS = 20
 ATTACK_COST = 30.0   # an attack task: seconds (Figs. 4, 7-9 took 2-29 s of wall each on 2 cores)
 
