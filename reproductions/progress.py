@@ -4,6 +4,11 @@ In a terminal (stderr is a tty) a tqdm bar with its time estimate. Elsewhere (a 
 would be one endless line or nothing at all) plain lines on stderr: one when the step starts, one
 every PLAIN_INTERVAL_SECONDS while it runs ("tasks 12/40, elapsed 1:03, about 2:10 left"), one when it ends.
 Result lines (`write`) go to stdout, flushed at once, without breaking the bar.
+
+The time left is the elapsed time scaled by the work left over the work done. Work is the count of steps, or, when
+the steps carry a size (`work`: the runner gives each task's `Task.cost`), their sizes: one hour-long task among
+fifty short ones then no longer makes the estimate hours too short or too long. A step that took no time (a task
+without its data) leaves the work to do instead of counting as work done.
 """
 
 from __future__ import annotations
@@ -31,9 +36,11 @@ class Progress:
     """`with Progress(total, "tasks") as progress: ... progress.update()`; disabled: silent (results still written).
     The plain lines come from a timer thread, so a step that takes minutes still shows the run is alive."""
 
-    def __init__(self, total: int, description: str, unit: str = "it", enabled: bool = True) -> None:
+    def __init__(self, total: int, description: str, unit: str = "it", enabled: bool = True,
+                 work: float = 0.0) -> None:
         self.total, self.description, self.enabled = total, description, enabled
         self.done = 0
+        self.work, self.work_done = float(work), 0.0     # work = 0: the estimate counts steps
         self.bar = None
         terminal = enabled and sys.stderr.isatty()
         self.plain = enabled and not terminal and total > 0
@@ -55,10 +62,19 @@ class Progress:
         elif self.plain and exc_info[0] is None:
             self._line(f"{self.description} {self.done}/{self.total}, done in {clock(time.monotonic() - self.started)}")
 
-    def update(self, count: int = 1) -> None:
+    def update(self, count: int = 1, work: float = 0.0, took_time: bool = True) -> None:
+        """`count` steps done, of size `work` in all; `took_time=False`: they ended at once (their size is no
+        longer work to do, and is not work done either)."""
         self.done += count
+        if took_time:
+            self.work_done += work
+        else:
+            self.work -= work
         if self.bar is not None:
             self.bar.update(count)
+            left = self._left(time.monotonic() - self.started)
+            if self.work > 0 and left is not None:
+                self.bar.set_postfix_str(f"about {clock(left)} left by size")
 
     def set_postfix_str(self, text: str) -> None:
         if self.bar is not None:
@@ -73,12 +89,19 @@ class Progress:
             typer.echo(line)   # click flushes after every echo
 
     def status(self) -> str:
-        """"tasks 12/40, elapsed 1:03, about 2:10 left" (no estimate before the first step is done)."""
+        """"tasks 12/40, elapsed 1:03, about 2:10 left" (no estimate before some work is done)."""
         elapsed = time.monotonic() - self.started
         line = f"{self.description} {self.done}/{self.total}, elapsed {clock(elapsed)}"
-        if self.done:
-            line += f", about {clock(elapsed / self.done * (self.total - self.done))} left"
+        left = self._left(elapsed)
+        if left is not None:
+            line += f", about {clock(left)} left"
         return line
+
+    def _left(self, elapsed: float) -> float | None:
+        """Seconds left, from the work (or the steps) done so far; None before any."""
+        if self.work > 0:
+            return elapsed / self.work_done * max(self.work - self.work_done, 0.0) if self.work_done else None
+        return elapsed / self.done * (self.total - self.done) if self.done else None
 
     def _tick(self) -> None:
         while not self._stop.wait(PLAIN_INTERVAL_SECONDS):

@@ -284,11 +284,18 @@ class Runner:
                 self.computed += 1
         return [results[index] for index in range(len(tasks))]
 
-    def _progress(self, total: int, description: str):
-        return Progress(total, description, unit="task", enabled=self.show_progress)
+    def _progress(self, indexed_tasks, description: str):
+        """The progress of these tasks, its time left estimated by their Task.cost where they have one."""
+        work = sum(task.cost for _, task in indexed_tasks)
+        return Progress(len(indexed_tasks), description, unit="task", enabled=self.show_progress, work=work)
+
+    @staticmethod
+    def _advance(bar: Progress, task: Task, frame: pd.DataFrame) -> None:
+        bar.update(work=task.cost, took_time=not is_not_available(frame))   # without its data a task ends at once
 
     def _run_local(self, indexed_tasks, root_seed):
-        with self._progress(len(indexed_tasks), "tasks") as bar:
+        by_index = dict(indexed_tasks)
+        with self._progress(indexed_tasks, "tasks") as bar:
             if self.jobs == 1:
                 outputs = (_run_indexed(index, task, root_seed) for index, task in indexed_tasks)
             else:
@@ -301,22 +308,24 @@ class Runner:
                 outputs = parallel(joblib.delayed(_run_indexed)(i, t, root_seed) for i, t in indexed_tasks)
             for index, frame in outputs:
                 yield index, frame
-                bar.update()
+                self._advance(bar, by_index[index], frame)
 
     def _run_dask(self, indexed_tasks, root_seed):
         from distributed import Client, as_completed
         indices, tasks = zip(*indexed_tasks)
+        by_index = dict(indexed_tasks)
         try:
             client = Client(self.scheduler, timeout=SCHEDULER_TIMEOUT)
         except OSError as error:
             raise RunnerError(f"cannot reach the Dask scheduler at {self.scheduler} ({error})") from error
-        with client, self._progress(len(tasks), "tasks (dask)") as bar:
+        with client, self._progress(indexed_tasks, "tasks (dask)") as bar:
             try:
                 futures = client.map(_run_indexed, indices, tasks, root_seed=root_seed,
                                      key=[f"dpverify-{t.content_hash(root_seed)}" for t in tasks])
                 for future in as_completed(futures):
-                    yield future.result()
-                    bar.update()
+                    index, frame = future.result()
+                    yield index, frame
+                    self._advance(bar, by_index[index], frame)
             except (ModuleNotFoundError, RuntimeError) as error:
                 # the scheduler unpickles the tasks: without dpverify it fails (wrapped in a RuntimeError)
                 missing = error if isinstance(error, ModuleNotFoundError) else error.__cause__

@@ -155,6 +155,19 @@ def test_plain_progress_lines_say_how_far_and_how_long(monkeypatch, capsys):
     assert err.splitlines() == ["tasks 0/3", "tasks 3/3, done in 2:06"]
 
 
+def test_the_time_left_is_estimated_by_the_size_of_the_work(monkeypatch):
+    """With sizes (the runner's Task.cost), the time left is the elapsed time x work left / work done, and a step that
+    ended at once (a task without its data) leaves the work instead of counting as done. By count, 2 of 3 steps
+    done after 1:00 would leave 0:30; by size, 10 of 50 units after 1:00 leave 4:00."""
+    monkeypatch.setattr(progress_module, "PLAIN_INTERVAL_SECONDS", 3600.0)
+    monkeypatch.setattr(progress_module.time, "monotonic", iter([0.0, 30.0, 60.0, 70.0]).__next__)
+    with Progress(3, "tasks", work=100.0) as progress:
+        progress.update(work=50.0, took_time=False)
+        assert progress.status() == "tasks 1/3, elapsed 0:30"          # no work done yet: no estimate
+        progress.update(work=10.0)
+        assert progress.status() == "tasks 2/3, elapsed 1:00, about 4:00 left"
+
+
 def test_disabled_progress_is_silent(capsys):
     with Progress(2, "tasks", enabled=False) as progress:
         progress.update(2)

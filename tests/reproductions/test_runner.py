@@ -7,6 +7,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from dpverify.reproductions.data_sources import NOT_AVAILABLE
 from dpverify.reproductions.runner import (
     ResultCache,
     Runner,
@@ -216,3 +217,16 @@ def test_tasks_are_not_batched_behind_instant_ones():
     frames = Runner(jobs=2, show_progress=False)(tasks, ROOT_SEED)
     workers = pd.Series([frame["pid"].iloc[0] for frame in frames[40:44]]).value_counts()
     assert list(workers) == [2, 2]
+
+
+def test_progress_weighs_tasks_by_cost_and_drops_those_without_data():
+    """The runner's progress counts each task's Task.cost as its work; a task whose data is not available ends at
+    once, so its cost leaves the work to do rather than counting as work done."""
+    tasks = [Task(f"demo/sized-{i}", gaussian_sample_mean, {"size": 50, "shift": 0.0}, cost=cost)
+             for i, cost in enumerate([30.0, 10.0])]
+    runner = Runner(jobs=1, show_progress=False)
+    with runner._progress(list(enumerate(tasks)), "tasks") as bar:
+        assert bar.work == 40.0
+        runner._advance(bar, tasks[0], pd.DataFrame({"status": [f"{NOT_AVAILABLE}: cifar10"]}))
+        runner._advance(bar, tasks[1], pd.DataFrame({"value": [1.0]}))
+        assert (bar.work, bar.work_done, bar.done) == (10.0, 10.0, 2)
