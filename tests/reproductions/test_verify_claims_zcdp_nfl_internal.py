@@ -5,6 +5,7 @@ realized check (at n = 1 only through the contract). The reference measures what
 per-client-loop example measures what the reference measures through the contract; a sensitivity bug makes lemma-1
 diverge; a run that is not Algorithm 1's cannot refute (16)-(17)."""
 
+import re
 from pathlib import Path
 
 import numpy as np
@@ -97,10 +98,14 @@ def test_the_reference_measures_what_it_measured_before(monkeypatch):
         values = results[name].evidence.values["elastic_net"]
         for key, number in numbers.items():
             np.testing.assert_allclose(values[key], number, rtol=1e-12, err_msg=f"{name} {key}")
-    assert results["representation-16"].evidence.summary.endswith(
-        "line 1 with the printed \\hat f' (2 D): relative residual up to 0.758; with 2 D^2: 4.6e-16; line 2: 1.6e-16. "
-        "(16) holds for Algorithm 1 only with the corrected subgradient of (14)")
-    assert "both corrected forms hold to 4.0e-14" in results["representation-17"].evidence.summary
+    # the corrected forms' residuals are rounding, whose digits differ between numpy versions and between machines
+    # (4.6e-16 and 1.6e-16, with numpy 1.26 5.1e-16 and 1.5e-16; (17): 4.0e-14 in CI, 4.2e-14 on this sandbox)
+    tail = re.search(r"line 1 with the printed \\hat f' \(2 D\): relative residual up to 0\.758; with 2 D\^2: (\S+); "
+                     r"line 2: (\S+)\. \(16\) holds for Algorithm 1 only with the corrected subgradient of \(14\)$",
+                     results["representation-16"].evidence.summary)
+    assert tail is not None and max(float(tail[1]), float(tail[2])) < 1e-14
+    corrected = re.search(r"both corrected forms hold to (\S+);", results["representation-17"].evidence.summary)
+    assert corrected is not None and float(corrected[1]) < 1e-12
     assert "max realized/bound over 30 iterations x 8 runs: 1.000000000" in results["lemma-1"].evidence.summary
 
 
