@@ -317,6 +317,11 @@ class ActiveGradients:
             out[np.ix_(rows, support)] = self._backward(agent, coefficients.take(rows, axis=0)) / self.data.num_samples
         return out
 
+    def reads_csr(self, agents) -> bool:
+        """Whether any of these agents' blocks is read as CSR (`_sparse_pair`)."""
+        self._require_samples()
+        return any(self.sparse[agent] is not None for agent in agents)
+
     def _forward(self, agent: int, block: np.ndarray) -> np.ndarray:
         """block @ B_i^T on agent i's restricted block: (k, s) -> (k, m)."""
         if self.sparse[agent] is None:

@@ -220,7 +220,7 @@ def _backtracking_proximal_gradient(problem, engine, linear, curvature, start, a
     PLF 15) 32.6 interleaved against 37.3 in turn (the CSR product gains nothing from the cache, and the solver's
     per-call work grows with the calls), so CSR blocks are solved together."""
     distinct = np.unique(agents)
-    if any(engine.sparse[agent] is not None for agent in distinct):
+    if engine.reads_csr(distinct):
         return _agent_proximal_gradient(problem, engine, linear, curvature, start, agents, noise_std)
     solution = np.empty_like(start)
     for agent in distinct:
@@ -234,10 +234,10 @@ def _agent_proximal_gradient(problem, engine, linear, curvature, start, agents, 
     """Proximal gradient on phi(x) = f_i(x) + <linear, x> + curvature ||x||^2 (+ r by its prox), one row per
     (replica, agent; one agent's rows, or all rows when the blocks are CSR), with step 1/(mu + l): mu = 2 (curvature
     + ridge_f) is the exact curvature of the quadratic part, l a local curvature of the data part f_i along the step,
-    found by backtracking (Beck & Teboulle 2009,
-    Sec. 3): a step is taken once f_i(x+) <= f_i(x) + <grad f_i(x), x+ - x> + l/2 ||x+ - x||^2, which makes it a
-    descent step of the usual proximal-gradient kind; otherwise l grows (to the measured secant curvature, or
-    double) up to the global bound s lambda_max(B_i^T B_i/m_i), where the test always holds.
+    found by backtracking (Beck & Teboulle 2009, Sec. 3): a step is taken once
+    f_i(x+) <= f_i(x) + <grad f_i(x), x+ - x> + l/2 ||x+ - x||^2, which makes it a descent step of the usual
+    proximal-gradient kind; otherwise l grows (to the measured secant curvature, or double) up to the global bound
+    s lambda_max(B_i^T B_i/m_i), where the test always holds.
 
     Why not a fixed step: with per-sample clipping most samples sit where their loss is linear (on MNIST ~95% at
     DP-RWADMM's iterates), so f_i's actual curvature is a small part of the bound, and the step 2/(L + mu) that the
