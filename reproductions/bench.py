@@ -8,8 +8,8 @@ Four implementations of one algorithm, each a function (generator, rounds) -> fi
 - vectorized: what a good researcher writes: one replica at a time in Python, each round one matrix
   product over the (N, d) state for the neighbour sums and array code over agents for the gradients;
 - limit: not an algorithm but the floor of one round measured in this process: the noise draw, the
-  cheapest neighbour sum (one BLAS matmul of the batched state laid out (N, R*d)) and the cheapest
-  gradient, for the same R, N, d and rounds.
+  cheapest neighbour sum (one product of the batched state laid out (N, R*d): BLAS, or sparse for
+  zCDP-NFL's sparse graph, core/mixing.py) and the cheapest gradient, for the same R, N, d and rounds.
 Every baseline except the limit must give the reference's numbers on the same draws (CHECK_RTOL, checked
 before anything is timed). Timings are per round, interleaved and repeated (reproductions/timing.py).
 """

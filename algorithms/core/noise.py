@@ -16,6 +16,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from dpverify.algorithms.core.errors import InvalidDataError, InvalidParameterError
+from dpverify.algorithms.core.mixing import copy_vectors
 
 GAUSSIAN = "gaussian"
 LAPLACE = "laplace"
@@ -192,7 +193,7 @@ def _add_scaled(values: np.ndarray, noise: np.ndarray, scale: np.ndarray) -> np.
     core/mixing.py). One scale for every agent, the common case, multiplies as a scalar: the same products,
     without a broadcast over a short axis."""
     released = np.empty_like(values)
-    np.copyto(released, noise)   # one pass into the state's layout; the arithmetic below then runs contiguous
+    copy_vectors(released, noise)   # one pass into the state's layout; the arithmetic below then runs contiguous
     released *= scale[0] if np.all(scale == scale[0]) else scale[None, :, None]
     released += values
     return released
@@ -211,19 +212,26 @@ def _check_values(values) -> tuple[np.ndarray, int]:
     values = np.asarray(values, dtype=float)
     if values.ndim != 3:
         raise InvalidDataError(f"values must be a batched state of shape (R, N, d); got shape {values.shape}")
-    # the max is NaN or +inf, or the min -inf, exactly when some value is not finite: two reductions and no
-    # (R, N, d) boolean temporary, which made this check a visible part of every iteration
-    if values.size and not (np.isfinite(np.maximum.reduce(values, axis=None))
-                            and np.isfinite(np.minimum.reduce(values, axis=None))):
+    # sum v^2 is finite whenever every value is finite and below 1e154: one BLAS pass with no (R, N, d) boolean
+    # temporary (the ravel is a view in any contiguous layout); only a sum that is not finite pays the exact check
+    flat = values.ravel(order="K")
+    with np.errstate(over="ignore"):
+        squares = flat @ flat
+    if not math.isfinite(squares) and not np.isfinite(flat).all():
         raise InvalidDataError("values to release contain NaN/inf; the iterates diverged before this release")
     return values, values.shape[1]
 
 
 def _per_agent(name: str, value, num_agents: int) -> np.ndarray:
     if isinstance(value, (float, int, np.floating, np.integer)) and not isinstance(value, bool):
-        scalar = float(value)   # the common case, a scalar: checked without building arrays first
+        scalar = float(value)   # the common cases, a scalar or one float per agent: checked without building arrays
         if math.isfinite(scalar) and scalar >= 0:
             array = np.full(num_agents, scalar)
+            array.setflags(write=False)
+            return array
+    elif isinstance(value, np.ndarray) and value.shape == (num_agents,) and value.dtype == np.float64:
+        if value.min() >= 0 and value.max() < math.inf:   # False for a NaN, which both reductions return
+            array = value.copy()
             array.setflags(write=False)
             return array
     array = np.asarray(value, dtype=float)

@@ -14,6 +14,7 @@ import numpy as np
 
 from dpverify.algorithms.core.blocking import Scratch, row_blocks
 from dpverify.algorithms.core.errors import InvalidDataError, InvalidParameterError
+from dpverify.algorithms.core.mixing import copy_vectors
 from dpverify.algorithms.core.validation import require_finite, require_positive
 
 LOSSES = ("squared", "absolute")
@@ -58,9 +59,18 @@ class LocalData:
         return np.linalg.norm(self.features, axis=-1)
 
     @functools.cached_property
-    def transposed_features(self) -> np.ndarray:
-        """X_k^T per agent, contiguous (N, d, M): the subgradient's product w_k^T X_k^T, computed once."""
-        return np.ascontiguousarray(self.features.transpose(0, 2, 1))
+    def affine_features(self) -> np.ndarray:
+        """[X_k^T; -y_k^T] per agent, contiguous (N, d + 1, M), computed once: the residuals x_kj^T w_k - y_kj are then
+        one product [w_k^T, 1] [X_k^T; -y_k^T], with no pass of their own to subtract y (which took as long as the
+        product at N = M = 50, d = 8, R = 100)."""
+        affine = np.concatenate([self.features, -self.targets[:, :, None]], axis=2)
+        return np.ascontiguousarray(affine.transpose(0, 2, 1))
+
+    @functools.cached_property
+    def averaging_features(self) -> np.ndarray:
+        """X_k / M per agent (N, M, d), computed once: sum_j l'_kj x_kj / M is then one product, with no pass of its
+        own to divide by M."""
+        return self.features / self.num_samples
 
     def _gram(self) -> np.ndarray:
         """B_i^T B_i / M per agent: (N, d, d)."""
@@ -197,15 +207,17 @@ class Problem:
         per_row = data.num_agents * data.num_samples
         for block in row_blocks(rows.shape[0], per_row, into_scratch=scratch is not None):
             shape = (data.num_agents, block.stop - block.start, data.num_samples)
-            residual = np.matmul(by_agent[:, block], data.transposed_features,     # (N, rows, M): x_kj^T w_k
+            affine_shape = shape[:2] + (data.dim + 1,)                              # [w_k^T, 1] per row
+            affine = np.empty(affine_shape) if scratch is None else scratch.array("affine", affine_shape)
+            copy_vectors(affine[..., :-1], by_agent[:, block])
+            affine[..., -1] = 1.0
+            residual = np.matmul(affine, data.affine_features,                      # (N, rows, M): x_kj^T w_k - y_kj
                                  out=None if scratch is None else scratch.array("residual", shape))
-            residual -= data.targets[:, None, :]
             coefficients = self._coefficients(residual, None if scratch is None else scratch.array("coefficients", shape))
             if clip is not None:
                 norms = np.abs(coefficients) * data.feature_norms[:, None, :]
                 coefficients *= np.minimum(1.0, clip / np.maximum(norms, np.finfo(float).tiny))
-            np.matmul(coefficients, data.features, out=total[:, block])            # sum_j coeff_kj x_kj
-        total /= data.num_samples
+            np.matmul(coefficients, data.averaging_features, out=total[:, block])  # sum_j coeff_kj x_kj / M
         return total.swapaxes(0, 1).reshape(W.shape)
 
     def regularizer_subgradient(self, W: np.ndarray) -> np.ndarray:

@@ -21,7 +21,7 @@ import numpy as np
 
 from dpverify.algorithms.core.blocking import Scratch
 from dpverify.algorithms.core.errors import InvalidDataError, InvalidParameterError
-from dpverify.algorithms.core.mixing import agent_major, mix
+from dpverify.algorithms.core.mixing import agent_major, mix, mixing_operator
 from dpverify.algorithms.core.network import Network
 from dpverify.algorithms.core.noise import PrivacyLedger, gaussian_mechanism
 from dpverify.algorithms.core.privacy import zcdp_from_dp
@@ -276,46 +276,42 @@ def primal_update(
     network: Network,
     rho: float,
     eta,
-    neighbour_sum: np.ndarray | None = None,
+    pull: np.ndarray | None = None,
 ) -> np.ndarray:
     """Closed form of (7) (spec §2.4): setting the gradient of the strongly convex quadratic
     (w - wt_k)/eta + g + gamma + 2 rho sum_l (w - (wt_k + wt_l)/2) to zero gives
-    w_k = [wt_k/eta + rho (|N_k| wt_k + sum_l wt_l) - gamma_k - g_k] / (1/eta + 2 rho |N_k|).
-    eta: scalar or (N,) (per-client step). neighbour_sum: sum_l wt_l = A wt if already computed (`neighbour_sums`)."""
+    w_k = [wt_k (1/eta + rho |N_k|) + rho sum_l wt_l - gamma_k - g_k] / (1/eta + 2 rho |N_k|).
+    eta: scalar or (N,) (per-client step). pull: rho sum_l wt_l (`neighbour_pull`) if already computed."""
     inverse_eta = 1.0 / np.broadcast_to(np.asarray(eta, dtype=float), (network.num_agents,))[:, None]
-    degrees = network.degrees[:, None]
-    if neighbour_sum is None:
-        neighbour_sum = neighbour_sums(network, broadcast_prev)
-    # the formula above term by term, left to right, accumulated in place in one fresh array (the same bits as the
-    # expression, without its five (R, N, d) temporaries)
-    pull = degrees * broadcast_prev
-    pull += neighbour_sum
-    pull *= rho
-    numerator = broadcast_prev * inverse_eta
+    rho_degrees = rho * network.degrees[:, None]
+    if pull is None:
+        pull = neighbour_pull(network, rho, broadcast_prev)
+    # the numerator term by term in place in one fresh array: five passes over (R, N, d), no temporaries
+    numerator = broadcast_prev * (inverse_eta + rho_degrees)
     numerator += pull
     numerator -= dual_prev
     numerator -= subgradient
-    numerator /= inverse_eta + 2.0 * rho * degrees
+    numerator /= inverse_eta + 2.0 * rho_degrees
     return numerator
 
 
 def dual_update(dual_prev: np.ndarray, broadcast: np.ndarray, network: Network, rho: float,
-                neighbour_sum: np.ndarray | None = None) -> np.ndarray:
-    """eq. (9): gamma_k += rho sum_{l in N_k} (tilde w_k - tilde w_l), from received (noisy) messages only.
-    neighbour_sum: sum_l wt_l = A wt if already computed (`neighbour_sums`)."""
-    if neighbour_sum is None:
-        neighbour_sum = neighbour_sums(network, broadcast)
-    change = network.degrees[:, None] * broadcast   # dual_prev + rho (|N_k| wt_k - sum_l wt_l), in place in one array
-    change -= neighbour_sum
-    change *= rho
+                pull: np.ndarray | None = None) -> np.ndarray:
+    """eq. (9): gamma_k += rho sum_{l in N_k} (tilde w_k - tilde w_l), from received (noisy) messages only, as
+    gamma_k + rho |N_k| wt_k - rho sum_l wt_l. pull: rho sum_l wt_l (`neighbour_pull`) if already computed."""
+    if pull is None:
+        pull = neighbour_pull(network, rho, broadcast)
+    change = broadcast * (rho * network.degrees[:, None])   # in place in one array: three passes
+    change -= pull
     change += dual_prev
     return change
 
 
-def neighbour_sums(network: Network, broadcast: np.ndarray) -> np.ndarray:
-    """sum_{l in N_k} tilde w_l for every agent and replica: A tilde W. Eq. (9) at n and (7) at n + 1 both need it
-    for the same broadcast, so run_zcdp_nfl computes it once per iteration."""
-    return mix(network.adjacency, broadcast)
+def neighbour_pull(network: Network, rho: float, broadcast: np.ndarray, weights=None) -> np.ndarray:
+    """rho sum_{l in N_k} tilde w_l for every agent and replica: (rho A) tilde W. Eq. (9) at n and (7) at n + 1 both
+    need it for the same broadcast, so run_zcdp_nfl computes it once per iteration. weights: rho A as built once per
+    run by `mixing_operator` (sparse for a sparse graph, core/mixing.py); by default the dense rho A."""
+    return mix(rho * network.adjacency if weights is None else weights, broadcast)
 
 
 # ----------------------------------------------------------------------------------------------------
@@ -478,19 +474,19 @@ def run_zcdp_nfl(
         broadcast = agent_major(np.zeros(shape))
     record(0, primal, broadcast, dual)
 
-    neighbour_sum = neighbour_sums(network, broadcast)
+    weights = mixing_operator(params.rho * network.adjacency, replicas * data.dim)   # rho A, once per run
+    pull = neighbour_pull(network, params.rho, broadcast, weights)
     scratch = Scratch()   # the subgradient's residuals, allocated once per run (core/blocking.py)
     for n in range(1, horizon + 1):
         reg_point = broadcast if params.subgradient_point == "broadcast" else primal
         subgradient = problem.loss_subgradient(broadcast, data, clip, scratch)
         if problem.regularizer != "none":   # R = 0 (LAD, least squares) adds nothing
             subgradient += problem.lam / network.num_agents * problem.regularizer_subgradient(reg_point)
-        primal = primal_update(broadcast, dual, subgradient, network, params.rho, params.step.eta(n),
-                               neighbour_sum)  # eq. (7)
+        primal = primal_update(broadcast, dual, subgradient, network, params.rho, params.step.eta(n), pull)  # eq. (7)
         sensitivity = sensitivity_bound(params, network, data.num_samples, n)  # Lemma I
         broadcast, variances[n] = noisy_broadcast(primal, sensitivity, n, params.noise, rng, ledger, "zcdp-nfl")
-        neighbour_sum = neighbour_sums(network, broadcast)   # used by (9) now and by (7) at n + 1
-        dual = dual_update(dual, broadcast, network, params.rho, neighbour_sum)  # eq. (9)
+        pull = neighbour_pull(network, params.rho, broadcast, weights)   # used by (9) now and by (7) at n + 1
+        dual = dual_update(dual, broadcast, network, params.rho, pull)  # eq. (9)
         record(n, primal, broadcast, dual)
 
     return Trajectory(

@@ -12,6 +12,7 @@ from collections.abc import Callable
 import networkx as nx
 import numpy as np
 
+from dpverify.algorithms.core.mixing import mixing_operator
 from dpverify.algorithms.core.network import Network, random_connected_network
 from dpverify.algorithms.core.problems import LocalData, Problem
 from dpverify.algorithms.core.synthetic import noisy_linear_observations
@@ -114,21 +115,23 @@ class Setting:
         return broadcast
 
     def limit(self, rng: np.random.Generator, rounds: int, replicas: int) -> None:
-        """The floor per iteration: the noise draw, A @ (N, R*d) in one BLAS call, and the LAD subgradient as two
-        batched products with the sign between them, on a state laid out (N, R, d). Every array is allocated once:
-        a fresh (N, R, M) temporary each iteration is page-faulted back in (core/blocking.py), which a floor
-        must not pay."""
-        X, y = self.data.features, self.data.targets
+        """The floor per iteration: the noise draw, the neighbour sum A @ (N, R*d) in one call (sparse where that is
+        cheaper, core/mixing.py), and the LAD subgradient as two batched products with the sign between them, the
+        first taking y in as an extra column ([w, 1] [X^T; -y^T], `LocalData.affine_features`), on a state laid out
+        (N, R, d). Every array is allocated once: a fresh (N, R, M) temporary each iteration is page-faulted back in
+        (core/blocking.py), which a floor must not pay."""
+        X = self.data.features
         agents, samples, dim = X.shape
-        state = np.random.default_rng(0).standard_normal((agents, replicas, dim))
-        A, flat, Xt = self.network.adjacency, state.reshape(agents, replicas * dim), np.ascontiguousarray(X.transpose(0, 2, 1))
-        noise, mixed, gradient = np.empty_like(state), np.empty_like(flat), np.empty_like(state)
+        affine = np.ones((agents, replicas, dim + 1))     # [w, 1]: the ones column is set once here
+        affine[..., :dim] = np.random.default_rng(0).standard_normal((agents, replicas, dim))
+        flat = np.ascontiguousarray(affine[..., :dim]).reshape(agents, replicas * dim)
+        A, features = mixing_operator(self.network.adjacency, replicas * dim), self.data.affine_features
+        noise, gradient = np.empty((replicas, agents, dim)), np.empty((agents, replicas, dim))
         residual, signs = np.empty((agents, replicas, samples)), np.empty((agents, replicas, samples))
         for _ in range(rounds):
             rng.standard_normal(out=noise)
-            np.matmul(A, flat, out=mixed)
-            np.matmul(state, Xt, out=residual)
-            residual -= y[:, None, :]
+            A @ flat
+            np.matmul(affine, features, out=residual)
             np.sign(residual, out=signs)   # into another array: numpy's sign in place is 6x slower
             np.matmul(signs, X, out=gradient)
 

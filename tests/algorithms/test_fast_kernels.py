@@ -7,11 +7,12 @@ from __future__ import annotations
 import networkx as nx
 import numpy as np
 import pytest
+import scipy.sparse
 
-from dpverify.algorithms.core import blocking
+from dpverify.algorithms.core import blocking, mixing
 from dpverify.algorithms.core.blocking import row_blocks
 from dpverify.algorithms.core.errors import InvalidDataError, InvalidParameterError
-from dpverify.algorithms.core.mixing import mix, mix_per_link
+from dpverify.algorithms.core.mixing import agent_major, mix, mix_per_link, mixing_operator
 from dpverify.algorithms.core.network import Network
 from dpverify.algorithms.core.noise import PrivacyLedger, gaussian_mechanism, laplace_mechanism
 from dpverify.algorithms.core.problems import LocalData, Problem
@@ -23,7 +24,7 @@ from dpverify.algorithms.zcdp_nfl.algorithm import (
     ZcdpNflParams,
     ZcdpSchedule,
     dual_update,
-    neighbour_sums,
+    neighbour_pull,
     noisy_broadcast,
     primal_update,
     run_zcdp_nfl,
@@ -60,6 +61,27 @@ def test_mix_is_the_neighbour_sum(n):
         loop = np.array([[sum(weights[i, j] * states[r, j] for j in range(n)) for i in range(n)] for r in range(7)])
         close(mix(weights, states), loop)
         close(mix(weights, states), np.einsum("ij,rjd->rid", weights, states))
+        sparse = scipy.sparse.csr_array(weights)
+        close(mix(sparse, states), loop)                                       # state stored replica-major
+        close(mix(sparse, agent_major(states)), loop)                          # agent-major: views, no copy
+        close(mix(sparse, states[None]), loop[None])                           # any leading axes
+        out = np.empty_like(states)
+        assert mix(sparse, states, out=out) is out
+        close(out, loop)
+
+
+def test_mixing_operator_is_sparse_only_for_sparse_weights_and_large_products(monkeypatch):
+    monkeypatch.setattr(mixing, "SPARSE_MIN_SIZE", 100)
+    rng = np.random.default_rng(1)
+    ring = sum(np.roll(np.eye(20), shift, axis=1) for shift in (-1, 1))     # 40 of 400 weights nonzero: 10%
+    assert scipy.sparse.issparse(mixing_operator(ring, columns=5))            # 20 * 5 = 100 entries
+    assert not scipy.sparse.issparse(mixing_operator(ring, columns=4))        # 80 < 100: dense
+    ring[0, 10] = 1.0                                                         # 41 nonzero: above 10%
+    assert not scipy.sparse.issparse(mixing_operator(ring, columns=5))
+    dense = rng.random((20, 20))
+    operator = mixing_operator(dense, columns=1000)
+    assert not scipy.sparse.issparse(operator)
+    np.testing.assert_array_equal(operator, dense)
 
 
 @pytest.mark.parametrize("n", [2, 6])
@@ -118,14 +140,20 @@ def test_shared_neighbour_product_gives_the_updates_that_compute_their_own():
     rng = np.random.default_rng(6)
     network = Network.from_networkx(nx.cycle_graph(6))
     broadcast, dual, g = (rng.standard_normal((3, 6, 2)) for _ in range(3))
-    loop = np.array([[sum(broadcast[r, l] for l in network.neighbors(k)) for k in range(6)] for r in range(3)])
-    close(neighbour_sums(network, broadcast), loop)
+    loop = np.array([[0.3 * sum(broadcast[r, l] for l in network.neighbors(k)) for k in range(6)] for r in range(3)])
+    close(neighbour_pull(network, 0.3, broadcast), loop)
+    close(neighbour_pull(network, 0.3, broadcast, scipy.sparse.csr_array(0.3 * network.adjacency)), loop)
     close(primal_update(broadcast, dual, g, network, 0.3, 0.7, loop), primal_update(broadcast, dual, g, network, 0.3, 0.7))
     close(dual_update(dual, broadcast, network, 0.3, loop), dual_update(dual, broadcast, network, 0.3))
 
 
-def test_run_zcdp_nfl_equals_algorithm_1_with_each_product_recomputed():
-    """The reference run (one A tilde W per iteration) against eqs. (7)-(9) written out, same draws in the same order."""
+@pytest.mark.parametrize("sparse", [False, True])
+def test_run_zcdp_nfl_equals_algorithm_1_with_each_product_recomputed(monkeypatch, sparse):
+    """The reference run (one rho A tilde W per iteration, with rho A sparse or dense) against eqs. (7)-(9) written
+    out, same draws in the same order."""
+    if sparse:   # a CSR rho A whatever the graph's density and the product's size
+        monkeypatch.setattr(mixing, "SPARSE_MAX_DENSITY", 1.0)
+        monkeypatch.setattr(mixing, "SPARSE_MIN_SIZE", 0)
     rng = np.random.default_rng(7)
     network = Network.from_networkx(nx.random_regular_graph(3, 8, seed=1))
     data = _data(rng, agents=8, samples=5, dim=3)
@@ -182,11 +210,15 @@ def test_mechanisms_still_refuse_non_finite_values_and_accept_huge_finite_ones(m
         values[1, 2, 0] = bad
         with pytest.raises(InvalidDataError, match="NaN/inf"):
             mechanism(values, 1.0, 1.0, np.random.default_rng(0))
+    values[1, 2, 0] = np.nan
+    with pytest.raises(InvalidDataError, match="NaN/inf"):                # a state stored agent-major
+        mechanism(agent_major(values), 1.0, 1.0, np.random.default_rng(0))
     huge = np.full((2, 3, 2), 1e308)                     # the sum overflows; no value is non-finite
     assert np.all(np.isfinite(mechanism(huge, 1.0, 1.0, np.random.default_rng(0))))
 
 
-@pytest.mark.parametrize("bad", [np.nan, -1.0, np.inf, [1.0, 2.0]])
+@pytest.mark.parametrize("bad", [np.nan, -1.0, np.inf, [1.0, 2.0], np.array([1.0, np.nan, 1.0]),
+                                 np.array([1.0, -1.0, 1.0]), np.array([1.0, np.inf, 1.0])])
 def test_mechanisms_still_refuse_bad_scales(bad):
     with pytest.raises(InvalidParameterError, match="sigma must"):
         gaussian_mechanism(np.zeros((2, 3, 2)), 1.0, bad, np.random.default_rng(0))

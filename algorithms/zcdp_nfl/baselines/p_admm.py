@@ -44,7 +44,7 @@ from dpverify.algorithms.zcdp_nfl.algorithm import (
     check_iteration,
     check_run_inputs,
     dual_update,
-    neighbour_sums,
+    neighbour_pull,
     noisy_broadcast,
 )
 
@@ -137,13 +137,13 @@ def run_p_admm(
     primal, broadcast, dual = np.zeros(shape), np.zeros(shape), np.zeros(shape)
     record(0, primal, broadcast, dual)
     label = f"p-admm ({IMPLEMENTATION})"
-    neighbour_sum = neighbour_sums(network, broadcast)
+    pull = neighbour_pull(network, params.rho, broadcast)
     for n in range(1, horizon + 1):
-        rhs = data_term - dual + params.rho * (network.degrees[:, None] * broadcast + neighbour_sum)
+        rhs = data_term - dual + (params.rho * network.degrees[:, None] * broadcast + pull)
         primal = np.einsum("nde,rne->rnd", system_inverse, rhs)
         broadcast, variances[n] = noisy_broadcast(primal, sensitivity, n, params.noise, rng, ledger, label)
-        neighbour_sum = neighbour_sums(network, broadcast)   # used by (9) now and by the argmin at n + 1
-        dual = dual_update(dual, broadcast, network, params.rho, neighbour_sum)
+        pull = neighbour_pull(network, params.rho, broadcast)   # rho A wt: used by (9) now and by the argmin at n + 1
+        dual = dual_update(dual, broadcast, network, params.rho, pull)
         record(n, primal, broadcast, dual)
 
     return Trajectory(
