@@ -135,26 +135,64 @@ def gaussian_mechanism(
     generator identically (common random numbers across calibrations).
     """
     values, num_agents = _check_values(values)
-    sensitivity = _per_agent("sensitivity", sensitivity, num_agents)
-    sigma = _per_agent("sigma", sigma, num_agents)
+    planned = gaussian_releases(np.broadcast_to(_per_agent("sensitivity", sensitivity, num_agents), (1, num_agents)),
+                                np.broadcast_to(_per_agent("sigma", sigma, num_agents), (1, num_agents)), [iteration],
+                                [label], None if epsilon is None else [epsilon], None if delta is None else [delta],
+                                allow_non_private)
+    return _release_checked(values, planned[0], rng, ledger)
+
+
+def gaussian_releases(sensitivity: np.ndarray, sigma: np.ndarray, iterations, labels, epsilon=None, delta=None,
+                      allow_non_private: bool = False) -> list[Release]:
+    """The Releases of T Gaussian mechanism calls planned ahead, validated together: sensitivity, sigma (T, N);
+    iterations, labels: T each; epsilon, delta: None or T values each a scalar or (N,). A run whose calibration
+    does not depend on the data checks it once here and then releases with `gaussian_release` each iteration,
+    without repeating the checks (issue 17: validation on tiny arrays was a visible part of every iteration)."""
+    sensitivity = _per_release("sensitivity", sensitivity)
+    sigma = _per_release("sigma", sigma)
+    if sigma.shape != sensitivity.shape or len(iterations) != sigma.shape[0] or len(labels) != sigma.shape[0]:
+        raise InvalidParameterError(
+            f"planned releases need sensitivity and sigma of one shape (T, N) and T iterations and labels; got "
+            f"{sensitivity.shape}, {sigma.shape}, {len(iterations)} and {len(labels)}")
+    releases, num_agents = sigma.shape
     data_dependent_without_noise = (sigma == 0) & (sensitivity > 0)
     if np.any(data_dependent_without_noise) and not allow_non_private:
-        agents = np.flatnonzero(data_dependent_without_noise).tolist()
+        agents = np.flatnonzero(data_dependent_without_noise.any(axis=0)).tolist()
         raise InvalidParameterError(
             f"sigma must be > 0 where sensitivity > 0 (Gaussian mechanism, Bun-Steinke Prop. 1.6); agents {agents} "
             "have sigma = 0; pass allow_non_private=True for a non-private control"
         )
-    noise = rng.standard_normal(values.shape)
     zcdp = _ratio_or_zero(sensitivity**2, 2.0 * sigma**2)  # Bun-Steinke Prop. 1.6
     if epsilon is not None:
-        epsilon = _per_agent("epsilon", epsilon, num_agents)
-    elif np.all(sensitivity == 0):
-        epsilon = np.zeros(num_agents)
-    if delta is not None:
-        delta = _per_agent("delta", delta, num_agents)
+        epsilon = [_per_agent("epsilon", value, num_agents) for value in epsilon]
+    else:   # a data-independent release (every sensitivity 0) spends eps = 0; any other claims no pure eps
+        independent = np.all(sensitivity == 0, axis=1)
+        epsilon = [np.zeros(num_agents) if free else None for free in independent]
+    delta = [None] * releases if delta is None else [_per_agent("delta", value, num_agents) for value in delta]
+    for array in (sensitivity, sigma, zcdp):
+        array.setflags(write=False)
+    return [Release(int(iterations[t]), GAUSSIAN, sensitivity[t], sigma[t], zcdp[t], epsilon[t], labels[t], delta[t])
+            for t in range(releases)]
+
+
+def gaussian_release(values: np.ndarray, release: Release, rng: np.random.Generator,
+                     ledger: PrivacyLedger | None = None) -> np.ndarray:
+    """values + N(0, sigma_k^2 I) for agent k in every replica, for a release planned by `gaussian_releases`: the
+    part of `gaussian_mechanism` that depends on the values (their check, the draw, the ledger entry)."""
+    values, num_agents = _check_values(values)
+    if release.mechanism != GAUSSIAN or release.scale.shape != (num_agents,):
+        raise InvalidParameterError(
+            f"gaussian_release needs a Gaussian release planned for {num_agents} agents (gaussian_releases); got a "
+            f"{release.mechanism} release for {release.scale.shape[0]} agents")
+    return _release_checked(values, release, rng, ledger)
+
+
+def _release_checked(values: np.ndarray, release: Release, rng: np.random.Generator,
+                     ledger: PrivacyLedger | None) -> np.ndarray:
+    noise = rng.standard_normal(values.shape)
     if ledger is not None:
-        ledger.record(Release(int(iteration), GAUSSIAN, sensitivity, sigma, zcdp, epsilon, label, delta))
-    return _add_scaled(values, noise, sigma)
+        ledger.record(release)
+    return _add_scaled(values, noise, release.scale)
 
 
 def laplace_mechanism(
@@ -220,6 +258,16 @@ def _check_values(values) -> tuple[np.ndarray, int]:
     if not math.isfinite(squares) and not np.isfinite(flat).all():
         raise InvalidDataError("values to release contain NaN/inf; the iterates diverged before this release")
     return values, values.shape[1]
+
+
+def _per_release(name: str, value) -> np.ndarray:
+    """A (T, N) array of finite values >= 0, as a fresh copy."""
+    array = np.array(value, dtype=float)
+    if array.ndim != 2:
+        raise InvalidParameterError(f"{name} of planned releases must have shape (T, N); got shape {array.shape}")
+    if not (array.size == 0 or (array.min() >= 0 and array.max() < math.inf)):   # False for a NaN
+        raise InvalidParameterError(f"{name} must be finite and >= 0 for every agent; got {array}")
+    return array
 
 
 def _per_agent(name: str, value, num_agents: int) -> np.ndarray:

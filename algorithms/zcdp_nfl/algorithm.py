@@ -23,7 +23,13 @@ from dpverify.algorithms.core.blocking import Scratch
 from dpverify.algorithms.core.errors import InvalidDataError, InvalidParameterError
 from dpverify.algorithms.core.mixing import agent_major, mix, mixing_operator
 from dpverify.algorithms.core.network import Network
-from dpverify.algorithms.core.noise import PrivacyLedger, gaussian_mechanism
+from dpverify.algorithms.core.noise import (
+    PrivacyLedger,
+    Release,
+    gaussian_mechanism,
+    gaussian_release,
+    gaussian_releases,
+)
 from dpverify.algorithms.core.privacy import zcdp_from_dp
 from dpverify.algorithms.core.problems import LocalData, Problem
 from dpverify.algorithms.core.validation import (
@@ -208,14 +214,23 @@ def noisy_broadcast(
     label: str,
 ) -> tuple[np.ndarray, np.ndarray]:
     """tilde w^(n) = w^(n) + xi^(n) with sigma^2 from the calibration (eq. (8)); returns (broadcast, variance)."""
-    variance = calibration.variance(n, sensitivity)
-    epsilon, delta = calibration.declared_epsilon_delta(n)
-    broadcast = gaussian_mechanism(
-        primal, sensitivity, np.sqrt(variance), rng, ledger=ledger, iteration=n,
-        label=f"{label} [{calibration.label}]", epsilon=epsilon, delta=delta,
-        allow_non_private=calibration.non_private,
-    )
-    return broadcast, variance
+    sensitivity = np.broadcast_to(np.asarray(sensitivity, dtype=float), (np.shape(primal)[-2],))
+    variances, (release,) = planned_broadcasts(sensitivity[None], [n], calibration, label)
+    return gaussian_release(primal, release, rng, ledger), variances[0]
+
+
+def planned_broadcasts(sensitivity: np.ndarray, iterations, calibration: NoiseCalibration,
+                       label: str) -> tuple[np.ndarray, list[Release]]:
+    """Eq. (8)'s calibration at the given iterations, planned and validated at once (core/noise.py
+    `gaussian_releases`): sensitivity (T, N) (Lemma I) -> the variances (T, N) and each broadcast's Release."""
+    variances = np.array([calibration.variance(n, row) for n, row in zip(iterations, sensitivity)])
+    declared = [calibration.declared_epsilon_delta(n) for n in iterations]   # (None, None) or (eps_n, delta_n) each
+    epsilon = None if declared[0][0] is None else [eps for eps, _ in declared]
+    delta = None if declared[0][1] is None else [delta for _, delta in declared]
+    labels = [f"{label} [{calibration.label}]"] * len(variances)
+    releases = gaussian_releases(sensitivity, np.sqrt(variances), iterations, labels, epsilon, delta,
+                                 allow_non_private=calibration.non_private)
+    return variances, releases
 
 
 # ----------------------------------------------------------------------------------------------------
@@ -265,8 +280,13 @@ def lemma1_sensitivity(rho: float, c1: float, network: Network, eta, num_samples
 def sensitivity_bound(params: ZcdpNflParams, network: Network, num_samples, n: int) -> np.ndarray:
     """Lemma I at iteration n, with eta^(n) from the params' schedule. For n = 0 (noisy init) eta^(1)
     is used (spec §2.6 phi_index)."""
-    eta = params.step.eta(max(check_iteration(n), 1))
-    return lemma1_sensitivity(params.rho, params.c1, network, eta, num_samples)
+    return sensitivity_bounds(params, network, num_samples, [n])[0]
+
+
+def sensitivity_bounds(params: ZcdpNflParams, network: Network, num_samples, iterations) -> np.ndarray:
+    """Lemma I at each of the iterations at once, (T, N): a run plans all its releases before the first."""
+    etas = np.array([params.step.eta(max(check_iteration(n), 1)) for n in iterations])
+    return lemma1_sensitivity(params.rho, params.c1, network, etas[:, None], num_samples)
 
 
 def primal_update(
@@ -475,6 +495,9 @@ def run_zcdp_nfl(
     record(0, primal, broadcast, dual)
 
     weights = mixing_operator(params.rho * network.adjacency, replicas * data.dim)   # rho A, once per run
+    iterations = range(1, horizon + 1)   # Lemma I and the calibration of every release, checked once per run
+    variances[1:], releases = planned_broadcasts(
+        sensitivity_bounds(params, network, data.num_samples, iterations), iterations, params.noise, "zcdp-nfl")
     pull = neighbour_pull(network, params.rho, broadcast, weights)
     scratch = Scratch()   # the subgradient's residuals, allocated once per run (core/blocking.py)
     for n in range(1, horizon + 1):
@@ -483,8 +506,7 @@ def run_zcdp_nfl(
         if problem.regularizer != "none":   # R = 0 (LAD, least squares) adds nothing
             subgradient += problem.lam / network.num_agents * problem.regularizer_subgradient(reg_point)
         primal = primal_update(broadcast, dual, subgradient, network, params.rho, params.step.eta(n), pull)  # eq. (7)
-        sensitivity = sensitivity_bound(params, network, data.num_samples, n)  # Lemma I
-        broadcast, variances[n] = noisy_broadcast(primal, sensitivity, n, params.noise, rng, ledger, "zcdp-nfl")
+        broadcast = gaussian_release(primal, releases[n - 1], rng, ledger)  # eq. (8)
         pull = neighbour_pull(network, params.rho, broadcast, weights)   # used by (9) now and by (7) at n + 1
         dual = dual_update(dual, broadcast, network, params.rho, pull)  # eq. (9)
         record(n, primal, broadcast, dual)

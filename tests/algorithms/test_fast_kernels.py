@@ -14,7 +14,13 @@ from dpverify.algorithms.core.blocking import row_blocks
 from dpverify.algorithms.core.errors import InvalidDataError, InvalidParameterError
 from dpverify.algorithms.core.mixing import agent_major, mix, mix_per_link, mixing_operator
 from dpverify.algorithms.core.network import Network
-from dpverify.algorithms.core.noise import PrivacyLedger, gaussian_mechanism, laplace_mechanism
+from dpverify.algorithms.core.noise import (
+    PrivacyLedger,
+    gaussian_mechanism,
+    gaussian_release,
+    gaussian_releases,
+    laplace_mechanism,
+)
 from dpverify.algorithms.core.problems import LocalData, Problem
 from dpverify.algorithms.dpdo_nc.algorithm import localization_instance
 from dpverify.algorithms.wang_basar.algorithm import consensus_moments
@@ -235,3 +241,45 @@ def test_recorded_privacy_equals_the_general_formula():
     np.testing.assert_array_equal(first.zcdp, [0.0, 2.0, np.inf])          # Delta^2/(2 sigma^2), 0 when Delta = 0
     close(second.zcdp, sensitivity**2 / (2 * (0.5 + sigma) ** 2))
     close(third.epsilon, sensitivity / (0.5 + sigma))
+
+
+def test_planned_releases_give_the_mechanism_s_draws_and_ledger():
+    """Releases planned and checked once per run (`gaussian_releases`), then released one per iteration, against
+    `gaussian_mechanism` called each iteration: the same values, draws and ledger entries."""
+    rng = np.random.default_rng(12)
+    values = [rng.standard_normal((4, 3, 2)) for _ in range(3)]
+    sensitivity = rng.uniform(0.5, 1.0, (3, 3))
+    sigma = rng.uniform(0.5, 2.0, (3, 3))
+    epsilon = [0.1 * (t + 1) for t in range(3)]
+    planned = gaussian_releases(sensitivity, sigma, [1, 2, 3], ["a", "b", "c"], epsilon=epsilon)
+    each, ahead = PrivacyLedger(), PrivacyLedger()
+    draws_each, draws_ahead = np.random.default_rng(13), np.random.default_rng(13)
+    for t in range(3):
+        expected = gaussian_mechanism(values[t], sensitivity[t], sigma[t], draws_each, ledger=each, iteration=t + 1,
+                                      label="abc"[t], epsilon=epsilon[t])
+        released = gaussian_release(agent_major(values[t]), planned[t], draws_ahead, ahead)
+        np.testing.assert_array_equal(released, expected)
+    for one, other in zip(each.releases, ahead.releases):
+        assert (one.iteration, one.mechanism, one.label) == (other.iteration, other.mechanism, other.label)
+        for field in ("sensitivity", "scale", "zcdp", "epsilon"):
+            np.testing.assert_array_equal(getattr(one, field), getattr(other, field))
+    close(ahead.total_zcdp(), (sensitivity**2 / (2 * sigma**2)).sum(axis=0))
+
+
+@pytest.mark.parametrize("sensitivity, sigma, message", [
+    (np.ones((2, 3)), np.ones((2, 4)), "one shape"),
+    (np.ones((2, 3)), np.full((2, 3), np.nan), "sigma must be finite"),
+    (-np.ones((2, 3)), np.ones((2, 3)), "sensitivity must be finite"),
+    (np.ones((2, 3)), np.array([[1.0, 1.0, 1.0], [1.0, 0.0, 1.0]]), "agents \\[1\\] have sigma = 0"),
+])
+def test_planned_releases_refuse_what_the_mechanism_refuses(sensitivity, sigma, message):
+    with pytest.raises(InvalidParameterError, match=message):
+        gaussian_releases(sensitivity, sigma, [1, 2], ["", ""])
+
+
+def test_a_planned_release_is_only_released_for_its_agents():
+    (release,) = gaussian_releases(np.ones((1, 3)), np.ones((1, 3)), [1], [""])
+    with pytest.raises(InvalidParameterError, match="planned for 4 agents"):
+        gaussian_release(np.zeros((2, 4, 1)), release, np.random.default_rng(0))
+    with pytest.raises(InvalidDataError, match="NaN/inf"):
+        gaussian_release(np.full((2, 3, 1), np.nan), release, np.random.default_rng(0))
