@@ -189,6 +189,7 @@ def gaussian_release(values: np.ndarray, release: Release, rng: np.random.Genera
 
 def _release_checked(values: np.ndarray, release: Release, rng: np.random.Generator,
                      ledger: PrivacyLedger | None) -> np.ndarray:
+    """The draw, the ledger entry and the noisy values, for values and a release both checked already."""
     noise = rng.standard_normal(values.shape)
     if ledger is not None:
         ledger.record(release)
