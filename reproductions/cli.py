@@ -530,8 +530,7 @@ def bench(paper: PaperArg = None,
 
     vectorized: one replica at a time in Python, one matrix product per round over the (N, d) state.
 
-    limit: not an algorithm: the noise draw, one product of the batched state (dense or sparse, the cheaper), the
-    cheapest gradient.
+    limit: not an algorithm: the noise draw, the cheapest product of the batched state, the cheapest gradient.
 
     Each baseline must first give the reference's numbers on the same draws (to 1e-12).
 
