@@ -135,9 +135,9 @@ def gaussian_mechanism(
     generator identically (common random numbers across calibrations).
     """
     values, num_agents = _check_values(values)
-    planned = gaussian_releases(np.broadcast_to(_per_agent("sensitivity", sensitivity, num_agents), (1, num_agents)),
-                                np.broadcast_to(_per_agent("sigma", sigma, num_agents), (1, num_agents)), [iteration],
-                                [label], None if epsilon is None else [epsilon], None if delta is None else [delta],
+    planned = gaussian_releases(_per_agent("sensitivity", sensitivity, num_agents)[None],
+                                _per_agent("sigma", sigma, num_agents)[None], [iteration], [label],
+                                None if epsilon is None else [epsilon], None if delta is None else [delta],
                                 allow_non_private)
     return _release_checked(values, planned[0], rng, ledger)
 

@@ -137,12 +137,13 @@ def run_p_admm(
     primal, broadcast, dual = np.zeros(shape), np.zeros(shape), np.zeros(shape)
     record(0, primal, broadcast, dual)
     label = f"p-admm ({IMPLEMENTATION})"
-    pull = neighbour_pull(network, params.rho, broadcast)
+    weights = params.rho * network.adjacency   # rho A, once per run
+    pull = neighbour_pull(network, params.rho, broadcast, weights)
     for n in range(1, horizon + 1):
         rhs = data_term - dual + (params.rho * network.degrees[:, None] * broadcast + pull)
         primal = np.einsum("nde,rne->rnd", system_inverse, rhs)
         broadcast, variances[n] = noisy_broadcast(primal, sensitivity, n, params.noise, rng, ledger, label)
-        pull = neighbour_pull(network, params.rho, broadcast)   # rho A wt: used by (9) now and by the argmin at n + 1
+        pull = neighbour_pull(network, params.rho, broadcast, weights)   # used by (9) now and by the argmin at n + 1
         dual = dual_update(dual, broadcast, network, params.rho, pull)
         record(n, primal, broadcast, dual)
 
