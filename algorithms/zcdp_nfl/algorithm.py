@@ -270,7 +270,8 @@ class ZcdpNflParams:
 
 
 def lemma1_sensitivity(rho: float, c1: float, network: Network, eta, num_samples) -> np.ndarray:
-    """Lemma I, eq. (11): Delta_k <= 2 c1 / (M_k (2 rho |N_k| + 1/eta)), per agent (N,); eta scalar or (N,)."""
+    """Lemma I, eq. (11): Delta_k <= 2 c1 / (M_k (2 rho |N_k| + 1/eta)), per agent (N,); eta scalar or (N,),
+    or (T, 1) for T iterations at once, which gives (T, N) (`sensitivity_bounds`)."""
     num_samples = np.asarray(num_samples, dtype=float)
     if np.any(num_samples < 1):
         raise InvalidParameterError(f"num_samples M_k must be >= 1; got {num_samples}")
