@@ -31,6 +31,7 @@ from dpverify.reproductions.timing import DEFAULT_REPEATS
 from dpverify.theory.audit.auditor import minimum_samples
 from dpverify.theory.claims import CheckCrashed, CheckResult, ClaimResult, Evidence, Paper, Verdict, evaluate
 from dpverify.theory.execution import DEFAULT_ROOT_SEED, CheckContext
+from dpverify.theory.isolation import DEFAULT_TIMEOUT
 from dpverify.theory.papers import get_paper, paper_ids, room_module
 
 if TYPE_CHECKING:   # imported where it is used: `dpverify --help` does not load the cache machinery
@@ -71,18 +72,24 @@ SweepOpt = Annotated[Optional[list[str]], typer.Option(
     help="EXPERIMENT/PARAM (repeatable; needs PAPER): re-decide the claims that read this default at each end of its "
          "range (or each alternative); a verdict that flips is inconclusive, 'depends on EXPERIMENT/PARAM'")]
 CacheOpt = Annotated[Path, typer.Option(help="result cache directory")]
+TimeoutOpt = Annotated[float, typer.Option(min=0.001, help="seconds one call of your code may take; a call past it is "
+                                                       "ended, and counts as your code's failure")]
 
 
 def _use_data_dir(directory: Path | None) -> Path | None:
-    """--data-dir is $DPVERIFY_DATA for this run and its worker processes (set before any dataset is looked up)."""
+    """--data-dir is $DPVERIFY_DATA for this run and its worker processes (set before any dataset is looked up).
+    A missing or unreadable one is a user error (main: exit 2), not a silent fall-back to the other places."""
+    from dpverify.reproductions.inputs import readable_directory
+
     if directory is not None:
-        os.environ[DATA_ENV] = str(directory.expanduser().resolve())
+        os.environ[DATA_ENV] = str(readable_directory(directory.expanduser(), "--data-dir").resolve())
     return directory
 
 
-DataDirOpt = Annotated[Optional[Path], typer.Option(
-    callback=_use_data_dir, help=f"directory holding the datasets (as ${DATA_ENV}); looked in first, then "
-                                 "../shared/data, then the download cache (README: Data)")]
+DataDirOpt = Annotated[Optional[Path], typer.Option(   # readable=False: _use_data_dir is the one check, in our words
+    callback=_use_data_dir, readable=False,
+    help=f"directory holding the datasets (as ${DATA_ENV}); looked in first, then ../shared/data, then the download "
+         "cache (README: Data)")]
 
 
 def _papers(paper_id: str | None) -> list[Paper]:
@@ -103,17 +110,46 @@ def crashed(results: list[ClaimResult]) -> list[str]:
     return [r.claim.id for r in results if any(c.evidence.values.get("harness_error") for c in r.results)]
 
 
+def _without_machine_paths(text: str) -> str:
+    """`text` with the absolute prefixes of this machine made relative: site-packages -> `<site-packages>/`, the
+    stdlib -> `<stdlib>/`, dpverify's source folder (the checkout, or site-packages/dpverify) and the working
+    directory -> nothing, the home -> `~/`.
+    A harness-error log and its evidence line are shared (bug reports, the report's summary.json): they should name
+    the file, not the machine. Longest prefix first, since site-packages lies inside the stdlib's folder."""
+    import site
+    import sysconfig
+
+    def folders(*paths) -> list[str]:   # as given and with symlinks resolved: a traceback names either
+        return [os.path.join(f(path), "") for path in paths for f in (os.path.abspath, os.path.realpath)]
+
+    paths = sysconfig.get_paths()
+    # reproductions/ sits at the checkout's top (an editable install) or in site-packages/dpverify
+    prefixes = {**dict.fromkeys(folders(Path(__file__).parents[1], os.getcwd()), ""),
+                **dict.fromkeys(folders(Path.home()), "~" + os.sep),
+                **dict.fromkeys(folders(paths["stdlib"]), "<stdlib>" + os.sep),
+                **dict.fromkeys(folders(*site.getsitepackages(), site.getusersitepackages(), paths["purelib"],
+                                        paths["platlib"]), "<site-packages>" + os.sep)}
+    for prefix in sorted(prefixes, key=len, reverse=True):
+        if prefix != os.path.join(os.path.abspath(os.sep), ""):   # never the root itself, whatever the cwd
+            text = text.replace(prefix, prefixes[prefix])
+    return text
+
+
 def _evaluate_or_report(claim, context: CheckContext, log: Path, checks: CheckCache) -> ClaimResult:
     """evaluate(claim) through the check cache; a check that crashes is a harness error on this claim alone
-    (not-run, the first line of the error, the traceback appended to `log`), so the other claims go on."""
+    (not-run, the first line of the error, the traceback appended to `log`), so the other claims go on. Neither
+    names an absolute path of this machine (_without_machine_paths)."""
     try:
         return checks.evaluate(claim, context)
     except CheckCrashed as error:
         log.parent.mkdir(parents=True, exist_ok=True)
+        message = _without_machine_paths(str(error))
         with open(log, "a", encoding="utf-8") as handle:
-            handle.write(f"==== {claim.id} (root seed {context.root_seed})\n{error}\n")
-        line = str(error).splitlines()[0]
-        evidence = Evidence(f"harness error (a bug of dpverify, not a finding): {line}; traceback in {log}",
+            handle.write(f"==== {claim.id} (root seed {context.root_seed})\n{message}\n")
+        line = message.splitlines()[0]
+        # relative to the working directory when under it; else as the user gave it (--out, --cache)
+        shown = os.path.relpath(log) if Path(os.path.abspath(log)).is_relative_to(os.getcwd()) else log
+        evidence = Evidence(f"harness error (a bug of dpverify, not a finding): {line}; traceback in {shown}",
                             {"harness_error": True})
         return ClaimResult(claim, (CheckResult(claim.checks[0].name, claim.checks[0].method, Verdict.NOT_RUN,
                                                evidence, 0.0, claim.checks[0].rule),))
@@ -413,20 +449,21 @@ def verify(paper: Annotated[str, typer.Argument(help="paper id (see `dpverify li
                               "3-4, dpdo-nc sqrt-t-rate: minutes for a per-agent loop; listed as not re-run without it)"
            )] = False,
            profile: ProfileOpt = Profile.quick, seed: SeedOpt = DEFAULT_ROOT_SEED, jobs: JobsOpt = 2,
-           cache: CacheOpt = DEFAULT_CACHE) -> None:
+           cache: CacheOpt = DEFAULT_CACHE, timeout: TimeoutOpt = DEFAULT_TIMEOUT) -> None:
     """Validate your implementation of a paper's algorithm: exact conformance on dpverify's noise draws, its
     reported noise scales, the noise it actually sends, the distribution of its messages, a privacy audit of
     its own messages, and the paper's claims re-run on it. Exit status 0 if no check finds a deviation and no
-    claim diverges from the reference, 3 otherwise (docs/verify.md)."""
+    claim diverges from the reference, 3 otherwise (docs/verify.md). Your code runs in a worker process of its own:
+    if it raises, exits, crashes or hangs anywhere, it does not conform (exit 3, the failure named)."""
     from dpverify.reproductions.verify import verify as run_verify
 
-    selected = tuple(c.strip() for c in checks.split(",") if c.strip()) if checks else None
     if claim and claims is False:
         raise DpverifyError("--claim selects claims to re-run; it contradicts --no-claims")
     if claims is not False:
         directory_to_write(cache, "--cache")   # verify() checks the rest of its inputs before any work
-    result = run_verify(paper, impl, profile=str(profile), seed=seed, noise=noise, checks=selected,
-                        claims=tuple(claim) if claim else claims, cache=cache, jobs=jobs, progress=True, long=long)
+    result = run_verify(paper, impl, profile=str(profile), seed=seed, noise=noise, checks=checks,
+                        claims=tuple(claim) if claim else claims, cache=cache, jobs=jobs, progress=True, long=long,
+                        timeout=timeout)
     for line in result.lines():
         typer.echo(line)
     if not result.conforms:
@@ -444,24 +481,29 @@ def audit_mechanism(
         samples: Annotated[int, typer.Option(min=minimum_samples(), help="outputs per dataset (half choose the test, "
                                              f"half run it), at least {minimum_samples()}")] = 100_000,
         confidence: Annotated[float, typer.Option(help="confidence of the lower bound, in (0, 1)")] = 0.95,
-        seed: SeedOpt = DEFAULT_ROOT_SEED) -> None:
+        seed: SeedOpt = DEFAULT_ROOT_SEED, timeout: TimeoutOpt = DEFAULT_TIMEOUT) -> None:
     """Audit your own mechanism: an empirical lower bound on its epsilon from its outputs on two neighbouring
-    inputs, against the epsilon you claim. Exit status 3 when the bound exceeds the claim (refuted); no violation
-    reads "not refuted at N samples", never "private"."""
-    from dpverify.reproductions.verify import load_implementation, load_object
+    inputs, against the epsilon you claim. Exit status 3 when the bound exceeds the claim (refuted), or when your
+    code fails (it runs in a worker process of its own: raising, exiting, crashing or hanging is its failure, in one
+    line); no violation reads "not refuted at N samples", never "private"."""
     from dpverify.theory.audit import PrivacyClaim
     from dpverify.theory.audit import audit as run_audit
+    from dpverify.theory.isolation import ImplementationFailed, Isolated
 
     open_unit_interval(confidence, "--confidence")
     claimed = PrivacyClaim(epsilon=epsilon, delta=delta)
-    sample = load_implementation(mechanism)
-    pair = load_object(neighbours)
-    if callable(pair):
-        try:
-            pair = pair()
-        except Exception as error:   # the user's function: say which failed and how, not a traceback of ours
-            raise DpverifyError(f"--neighbours {neighbours}() raised {type(error).__name__}: {error}") from error
-    result = run_audit(sample, pair, claimed, samples=samples, confidence=confidence, rng=seed)
+    sample = Isolated(mechanism, timeout=timeout, describe=f"the mechanism {mechanism}")
+    given = Isolated(neighbours, timeout=timeout, describe=f"--neighbours {neighbours}", callable_only=False)
+    try:
+        sample.start()
+        pair = given.value()   # the pair, or what the function it names returns (called in its worker)
+        result = run_audit(sample, pair, claimed, samples=samples, confidence=confidence, rng=seed)
+    except ImplementationFailed as failed:
+        typer.echo(f"error: {one_line(str(failed))}", err=True)
+        raise typer.Exit(EXIT_REFUTED) from None
+    finally:
+        sample.close()
+        given.close()
     typer.echo(result.summary())
     if result.refuted:
         raise typer.Exit(EXIT_REFUTED)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -10,11 +11,11 @@ from typing import Any
 import pandas as pd
 
 from dpverify.algorithms.core.errors import DpverifyError
-from dpverify.reproductions.params import ExperimentConfig, load_experiment
+from dpverify.reproductions.params import SCHEMA_FILE, ExperimentConfig, load_experiment, parameter_schema, rules_of
 from dpverify.reproductions.report import jsonable, save_figure
 from dpverify.reproductions.runner import Runner, environment_provenance, write_parquet
 from dpverify.theory.execution import Task
-from dpverify.theory.papers import room_module
+from dpverify.theory.papers import paper_ids, room_module
 
 
 class UnknownExperimentError(DpverifyError, KeyError):
@@ -38,7 +39,7 @@ class Experiment:
     summarize: Callable[[ExperimentConfig, pd.DataFrame], FigureOutput]
 
     def config(self, profile: str) -> ExperimentConfig:
-        return load_experiment(self.config_file, profile)
+        return load_experiment(self.config_file, profile, experiment=f"{self.paper}/{self.id}")
 
 
 @dataclass
@@ -58,6 +59,25 @@ def experiments_of(paper_id: str) -> list[Experiment]:
 def parameters_of(paper_id: str, profile: str) -> dict:
     """Every experiment's parameter values with their provenance, as the paper's checks receive them."""
     return {experiment.id: experiment.config(str(profile)).as_parameters() for experiment in experiments_of(paper_id)}
+
+
+def derived_parameter_schema() -> dict[str, dict[str, dict]]:
+    """Every experiment's schema derived from its TOML as it stands (params.rules_of): equal to the committed
+    parameters.schema.json while the TOML files are as committed (a test keeps them so)."""
+    return {f"{experiment.paper}/{experiment.id}": rules_of(experiment.config_file)
+            for paper in paper_ids() for experiment in experiments_of(paper)}
+
+
+def write_parameter_schema() -> Path:
+    """Regenerate parameters.schema.json from the TOML files: after changing a key's type or sign on purpose, or
+    adding an experiment or a parameter."""
+    lines = []   # one line per parameter: a change of type or sign is a one-line diff
+    for experiment, rules in sorted(derived_parameter_schema().items()):
+        entries = [f"  {json.dumps(name)}: {json.dumps(rule, sort_keys=True)}" for name, rule in sorted(rules.items())]
+        lines.append(f" {json.dumps(experiment)}: {{\n" + ",\n".join(entries) + "\n }")
+    SCHEMA_FILE.write_text("{\n" + ",\n".join(lines) + "\n}\n", encoding="utf-8")
+    parameter_schema.cache_clear()
+    return SCHEMA_FILE
 
 
 def find_experiment(paper_id: str, experiment_id: str) -> Experiment:

@@ -4,7 +4,8 @@ file written and no task run.
 The checks here create nothing: a directory that does not exist yet is checked through its nearest
 existing parent, and is created only once the command starts its work (runner.writable_directory).
 Option ranges that typer can check (--seed >= 0, --jobs >= 1) are declared on the options; what needs
-more than a range (directories and files to write, the JSON a run reads or merges into) is here.
+more than a range (directories to read, directories and files to write, the JSON a run reads or merges into)
+is here.
 """
 
 from __future__ import annotations
@@ -40,6 +41,18 @@ def directory_to_write(path: Path, what: str) -> Path:
     if not os.access(existing, os.W_OK | os.X_OK):
         where = "" if existing == path else f" cannot be created: {existing}"
         raise InputError(f"{what} {path}{where} is not writable")
+    return path
+
+
+def readable_directory(path: Path, what: str) -> Path:
+    """`path` is an existing directory this process may list and read: a one-line InputError otherwise (never a
+    fallback: what the user named is what is read)."""
+    if not path.exists():
+        raise InputError(f"{what} {path} does not exist; expected an existing directory")
+    if not path.is_dir():
+        raise InputError(f"{what} {path} is a file, not a directory")
+    if not os.access(path, os.R_OK | os.X_OK):
+        raise InputError(f"{what} {path} is not readable; expected a directory this process can list and read")
     return path
 
 

@@ -15,20 +15,28 @@ paper), 1 on a harness error.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 
+import numpy as np
 from tqdm.auto import tqdm
 
-from dpverify.algorithms.core.errors import DpverifyError
+from dpverify.algorithms.core.errors import DpverifyError, ImplementationError
 from dpverify.reproductions.experiments import parameters_of
 from dpverify.reproductions.runner import Runner
 from dpverify.reproductions.verify_claims import ClaimComparison, compare_claims, selected
 from dpverify.theory.claims import ClaimResult, NothingToMeasure, Verdict, evaluate
-from dpverify.theory.conformance import CHECKS, Suite, conformance_claims
+from dpverify.theory.conformance import CHECKS, Float64Required, Suite, conformance_claims, transcript
 from dpverify.theory.execution import DEFAULT_ROOT_SEED, CheckContext
-from dpverify.theory.implementations import ImplementationNotFound, load_implementation, load_object  # noqa: F401 (API)
+from dpverify.theory.implementations import (  # noqa: F401 (load_implementation, load_object: API)
+    ImplementationNotFound,
+    implementation_value,
+    isolated,
+    load_implementation,
+    load_object,
+)
+from dpverify.theory.isolation import DEFAULT_TIMEOUT, ImplementationFailed, Isolated  # noqa: F401 (API)
 from dpverify.theory.papers import get_paper, room_module
 
 EXIT_CONFORMS = 0
@@ -54,6 +62,7 @@ class Verification:
     results: tuple[ClaimResult, ...]
     claims: tuple[ClaimComparison, ...] = ()   # the paper's claims, reference vs implementation (verify_claims.py)
     skipped: tuple[str, ...] = ()              # claims not re-run: their checks make long runs (--long re-runs them)
+    failed: tuple[str, ...] = ()               # how the implementation failed (raised, exited, crashed, hung), in order
 
     @property
     def verdicts(self) -> dict[str, Verdict]:
@@ -71,7 +80,7 @@ class Verification:
 
     @property
     def conforms(self) -> bool:
-        return not self.failures and not self.divergences
+        return not self.failed and not self.failures and not self.divergences
 
     @property
     def exit_status(self) -> int:
@@ -83,7 +92,10 @@ class Verification:
         out += [comparison.line() for comparison in self.claims]
         out += [f"{claim}  not re-run: its check makes many or long runs of your code (minutes for a per-agent loop); "
                 "--long (or --claim) re-runs it" for claim in self.skipped]
-        if self.failures:
+        if self.failed:
+            more = f" (and {len(self.failed) - 1} more failure(s))" if len(self.failed) > 1 else ""
+            out.append(f"{self.implementation} does not conform to {self.paper}: {self.failed[0]}{more}")
+        elif self.failures:
             first = self.failures[0]
             out.append(f"{self.implementation} does not conform to {self.paper}: first failing check "
                        f"{first.claim.id}: {first.results[0].evidence.summary}")
@@ -104,36 +116,76 @@ def _exact_needs_the_tape(context: CheckContext):
                            "draws; the statistical checks judge it")
 
 
+def _check_names(checks: str | Sequence[str] | None, claims: bool | tuple[str, ...] | None
+                 ) -> tuple[str, ...] | None:
+    """None (every check), or the named checks: a comma-separated string or a sequence of names. No check is
+    a selection only beside claims to re-run (True, or claim ids); with nothing at all to run it is an error,
+    never a pass."""
+    if checks is None:
+        return None
+    names = tuple(c.strip() for c in checks.split(",")) if isinstance(checks, str) else tuple(checks)
+    if not all(isinstance(name, str) for name in names):
+        raise DpverifyError(f"checks must be check names (strings); got {checks!r}")
+    names = tuple(name.strip() for name in names if name.strip())
+    if not names and not (claims is True or (isinstance(claims, tuple) and claims)):
+        raise DpverifyError(f"no check selected and no claim to re-run (that would pass with nothing run); known "
+                            f"checks: {', '.join(CHECKS)}")
+    if unknown := sorted(set(names) - set(CHECKS)):
+        raise DpverifyError(f"unknown check(s) {', '.join(unknown)}; known: {', '.join(CHECKS)}")
+    return names
+
+
+def _runner_of(implementation: Callable | str, timeout: float) -> Isolated:
+    """The implementation's isolated runner, started: a spec is imported in its worker (theory/isolation.py)."""
+    if isinstance(implementation, str):
+        return isolated(implementation, timeout).fresh()
+    if not callable(implementation):
+        raise ImplementationNotFound(f"the implementation must be callable as implementation(setting, rng); got "
+                                     f"{type(implementation).__name__}")
+    return isolated(implementation_value(implementation, timeout)["spec"], timeout).start()
+
+
 def verify(paper: str, implementation: Callable | str, *, profile: str = "quick", seed: int = DEFAULT_ROOT_SEED,
-           noise: str = "tape", checks: tuple[str, ...] | None = None, claims: bool | tuple[str, ...] | None = None,
-           cache: Path | None = None, jobs: int = 2, progress: bool = False, long: bool = False) -> Verification:
+           noise: str = "tape", checks: str | Sequence[str] | None = None, claims: bool | tuple[str, ...] | None = None,
+           cache: Path | None = None, jobs: int = 2, progress: bool = False, long: bool = False,
+           timeout: float = DEFAULT_TIMEOUT) -> Verification:
     """Judge `implementation` (a callable `implementation(setting, rng) -> transcript`, or its `module:object`
     spec) against `paper`'s contract and claims; see the module docstring. `checks` keeps only the named
-    conformance checks (CHECKS; default all); `claims` re-runs the paper's claims that run the algorithm on it
-    (verify_claims.py; True: all of them, a tuple of claim ids, or None: all of them unless `checks` selects a
-    subset of the conformance checks), with `jobs` worker processes (1 for a callable, which worker processes
-    cannot load) and, if given, the result cache `cache`. Claims whose checks make long runs (Check.long_runs)
-    are re-run only with `long` or when named in `claims`; the others list them as skipped."""
+    conformance checks (CHECKS, as a comma-separated string or a sequence; default all); `claims` re-runs the
+    paper's claims that run the algorithm on it (verify_claims.py; True: all of them, a tuple of claim ids, or
+    None: all of them unless `checks` selects a subset of the conformance checks), with `jobs` worker processes
+    (1 for a callable, which worker processes cannot load) and, if given, the result cache `cache`. Claims whose
+    checks make long runs (Check.long_runs) are re-run only with `long` or when named in `claims`; the others
+    list them as skipped. The implementation runs isolated (theory/isolation.py), each call within `timeout`
+    seconds; wherever it fails (raises, exits, crashes, hangs, returns no transcript), it does not conform."""
     if noise not in NOISE_MODES:
         raise DpverifyError(f"noise must be one of {', '.join(NOISE_MODES)}; got {noise!r}")
-    unknown = sorted(set(checks or ()) - set(CHECKS))
-    if unknown:
-        raise DpverifyError(f"unknown check(s) {', '.join(unknown)}; known: {', '.join(CHECKS)}")
+    checks = _check_names(checks, claims)
+    if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0:
+        raise DpverifyError(f"seed must be an integer >= 0; got {seed!r}")
+    if isinstance(timeout, bool) or not isinstance(timeout, (int, float)) or not timeout > 0:
+        raise DpverifyError(f"timeout must be a number of seconds > 0; got {timeout!r}")
+    if isinstance(jobs, bool) or not isinstance(jobs, int) or jobs < 1:
+        raise DpverifyError(f"jobs must be an integer >= 1; got {jobs!r}")
     name = implementation if isinstance(implementation, str) else getattr(implementation, "__qualname__",
                                                                           repr(implementation))
-    function = load_implementation(implementation) if isinstance(implementation, str) else implementation
-    if not callable(function):
-        raise ImplementationNotFound(f"the implementation must be callable as implementation(setting, rng); got "
-                                     f"{type(function).__name__}")
     suite = suite_of(paper)
+    context = CheckContext(profile=profile, root_seed=seed, parameters=parameters_of(paper, profile))
     if claims is None:
         claims = checks is None
     only = None if claims in (True, False) else tuple(claims)
     skipped = ()
     if claims is not False:   # an unknown claim id is an error before any work, and so is a bad cache
         skipped = tuple(c.id for c in selected(paper, profile, only, long)[2])
+    try:
+        function = _runner_of(implementation, timeout)    # ImplementationNotFound (bad input) before any work
+        # one run first: code that cannot run, or computes in float32 (Float64Required), is told so at once
+        transcript(function, suite.setting(context), np.random.default_rng(seed), suite.shapes)
+    except (ImplementationNotFound, Float64Required):
+        raise
+    except ImplementationError as error:
+        return Verification(paper, name, (), skipped=skipped, failed=(str(error),))
     runner = Runner(cache_directory=cache, jobs=jobs, show_progress=progress) if claims else None
-    context = CheckContext(profile=profile, root_seed=seed, parameters=parameters_of(paper, profile))
     conformance = tuple(c for c in conformance_claims(suite, function)
                         if checks is None or c.id.split("conformance-")[1] in checks)
     if noise == "own":
@@ -143,8 +195,9 @@ def verify(paper: str, implementation: Callable | str, *, profile: str = "quick"
     compared = ()
     if runner is not None:   # a spec, not the loaded function, so that worker processes can load it
         compared = compare_claims(paper, implementation, profile=profile, seed=seed, runner=runner, only=only,
-                                  long=long, progress=(lambda line: tqdm.write(line)) if progress else (lambda line: None))
-    return Verification(paper, name, results, compared, skipped)
+                                  long=long, timeout=timeout,
+                                  progress=(lambda line: tqdm.write(line)) if progress else (lambda line: None))
+    return Verification(paper, name, results, compared, skipped, failed=tuple(function.failures))
 
 
 def _without_exact(claim):

@@ -25,7 +25,8 @@ from dpverify.reproductions.params import Parameter
 from dpverify.reproductions.runner import Runner
 from dpverify.theory.claims import CheckResult, Claim, ClaimResult, Evidence, Verdict
 from dpverify.theory.execution import CheckContext
-from dpverify.theory.implementations import implementation_value, in_process_only
+from dpverify.theory.implementations import implementation_value, in_process_only, isolated
+from dpverify.theory.isolation import DEFAULT_TIMEOUT
 from dpverify.theory.papers import get_paper
 
 IMPLEMENTATION = "implementation"   # the experiment parameter that names the implementation its tasks run
@@ -122,13 +123,13 @@ def selected(paper: str, profile: str, only: tuple[str, ...] | None = None, long
 
 
 def compare_claims(paper: str, implementation: Callable | str, *, profile: str, seed: int, runner: Runner,
-                   only: tuple[str, ...] | None = None, long: bool = False,
+                   only: tuple[str, ...] | None = None, long: bool = False, timeout: float = DEFAULT_TIMEOUT,
                    progress: Callable[[str], None] = lambda message: None) -> tuple[ClaimComparison, ...]:
     """The `selected` claims on the reference's and the implementation's runs; only the experiments they read run."""
     experiments, claims, _ = selected(paper, profile, only, long)
     if not claims:
         return ()
-    value = implementation_value(implementation)
+    value = implementation_value(implementation, timeout)
     checks = CheckCache(runner.cache_directory)   # each context's checks are keyed on its experiments' results too
     if in_process_only(value):   # a callable handed over from Python cannot be loaded by worker processes
         runner = replace(runner, jobs=1)
@@ -141,6 +142,7 @@ def compare_claims(paper: str, implementation: Callable | str, *, profile: str, 
         theirs = CheckContext(**base, experiments=_results(experiments, profile, runner, seed, value), implementation=value)
     except DpverifyError as error:   # the implementation raised or returned no transcript: its claims cannot run
         why = f"the implementation failed in the experiments: {error}"
+        isolated(value["spec"]).failures.append(why)   # its failure, wherever it ran (theory/isolation.py)
         return tuple(ClaimComparison(checks.evaluate(c, reference), _not_run(c, why)) for c in claims)
     return tuple(ClaimComparison(checks.evaluate(claim, reference),
                                  checks.evaluate(claim, theirs, {IMPLEMENTATION: value})) for claim in claims)

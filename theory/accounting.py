@@ -12,8 +12,8 @@ A cell the table cannot fill holds `value = None` and a `note` saying why ("n/a:
 number. Checks build rows with `privacy_row` and put them in their measurement's values under
 `PRIVACY_KEY`; the report moves them to the claim's `privacy` record in summary.json.
 
-dp-accounting is an optional dependency (`pip install dpverify[accounting]`); without it the
-accountant cell says so.
+dp-accounting is a dependency of dpverify; when it does not import (a broken installation) the accountant
+cell says so instead of crashing the check.
 """
 
 from __future__ import annotations
@@ -34,12 +34,13 @@ PRIVACY_KEY = "privacy"          # the measurement values' key that holds a chec
 # default: delta at which a pure-eps claim is compared (the paper's claim holds at every delta >= 0;
 # the tight accountants need a delta > 0). 1e-5 is the delta of the issue's DPDO-NC example.
 COMPARISON_DELTA = 1e-5
-NOT_INSTALLED = "not computed: install dpverify[accounting] (dp-accounting)"
+NOT_INSTALLED = ("not computed: dp-accounting, a dependency of dpverify, does not import: the installation is broken; "
+                 "reinstall dpverify (python -m pip install -e . in the checkout)")
 MULTIPLIER_DIGITS = 12           # releases whose noise multipliers agree to this many digits are grouped
 
 
 class AccountantUnavailable(RuntimeError):
-    """dp-accounting is not installed."""
+    """dp-accounting does not import."""
 
 
 @dataclass(frozen=True)
@@ -145,9 +146,9 @@ def pld_epsilon(releases: Sequence[Release], delta: float) -> float:
     """eps at delta of the composed releases by dp-accounting's privacy-loss-distribution accountant.
     Its discretization is pessimistic (an upper bound), off by at most one interval per composition:
     the interval is PLD_INTERVAL, or PLD_RELATIVE_RESOLUTION x the RDP epsilon / compositions when larger."""
+    event = _event(releases)   # first: without dp-accounting it raises AccountantUnavailable, not ImportError
     from dp_accounting.pld import PLDAccountant
 
-    event = _event(releases)
     compositions = sum(r.count for r in _compact(releases))
     interval = max(PLD_INTERVAL, PLD_RELATIVE_RESOLUTION * rdp_epsilon(releases, delta) / compositions)
     accountant = PLDAccountant(value_discretization_interval=interval)
@@ -157,10 +158,11 @@ def pld_epsilon(releases: Sequence[Release], delta: float) -> float:
 
 def rdp_epsilon(releases: Sequence[Release], delta: float) -> float:
     """eps at delta of the composed releases by dp-accounting's RDP accountant (its default orders)."""
+    event = _event(releases)   # first: without dp-accounting it raises AccountantUnavailable, not ImportError
     from dp_accounting.rdp import RdpAccountant
 
     accountant = RdpAccountant()
-    accountant.compose(_event(releases))
+    accountant.compose(event)
     return float(accountant.get_epsilon(delta))
 
 
@@ -190,7 +192,7 @@ PLD_EPSILON_CEILING = 1e4
 
 def accountant_cell(releases: Sequence[Release], delta: float) -> dict[str, Any]:
     """PLD epsilon (the tight one) as the value, RDP beside it; the RDP value alone above
-    PLD_EPSILON_CEILING; NOT_INSTALLED without dp-accounting."""
+    PLD_EPSILON_CEILING; NOT_INSTALLED when dp-accounting does not import."""
     try:
         rdp = rdp_epsilon(releases, delta)
         if rdp > PLD_EPSILON_CEILING:

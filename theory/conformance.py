@@ -35,6 +35,7 @@ from dpverify.algorithms.core.tape import NoiseTape
 from dpverify.theory.audit import PrivacyClaim, audit
 from dpverify.theory.claims import Check, Claim, Measurement, Method, NothingToMeasure, holds
 from dpverify.theory.execution import CheckContext, task_seed_sequence
+from dpverify.theory.isolation import Isolated
 from dpverify.theory.rules import audit_lower_bounds, equivalence, exact, fits_identity
 from dpverify.theory.stats import SIGNIFICANCE
 
@@ -79,30 +80,58 @@ class Suite:
 def transcript(implementation: Callable, setting: Any, rng: Any,
                shapes: Callable[[Any], dict[str, tuple[int, ...]]]) -> dict[str, np.ndarray]:
     """Run the implementation once: its messages, states and, if it reports them, its noise scales, checked
-    against `shapes(setting)`."""
+    against `shapes(setting)`. A user's implementation (an Isolated runner) runs in its worker; dpverify's
+    reference runs here."""
+    return transcripts(implementation, [(setting, rng)], shapes)[0]
+
+
+def transcripts(implementation: Callable, runs: list[tuple[Any, Any]],
+                shapes: Callable[[Any], dict[str, tuple[int, ...]]]) -> list[dict[str, np.ndarray]]:
+    """`transcript` of each (setting, rng) of `runs`, in order; an Isolated runner gets them as one stream."""
+    if not isinstance(implementation, Isolated):
+        results = (implementation(setting, rng) for setting, rng in runs)
+        return [_checked(result.get if isinstance(result, Mapping) else partial(getattr, result), shapes(setting))
+                for result, (setting, _) in zip(results, runs)]
+    keys = tuple(shapes(runs[0][0]))
+    returned = implementation.arrays_many(runs, keys)    # raises ImplementationFailed
     try:
-        result = implementation(setting, rng)
-    except Exception as error:  # a user's code may raise anything; it is reported, not a harness crash
-        hint = (" (the noise tape offers laplace, normal and standard_normal; an implementation that draws its noise "
-                 "otherwise is judged with noise='own')" if isinstance(rng, NoiseTape) and isinstance(error, AttributeError)
-                else "")
-        raise ImplementationError(f"the implementation raised {type(error).__name__}: {error}{hint}") from error
-    get = result.get if isinstance(result, Mapping) else partial(getattr, result)
+        return [_checked(arrays.get, shapes(setting)) for arrays, (setting, _) in zip(returned, runs)]
+    except ImplementationError as error:     # a failure of the user's code wherever it is found (isolation.py)
+        implementation.failures.append(str(error))
+        raise
+
+
+def _checked(get: Callable[[str, Any], Any], expected: dict[str, tuple[int, ...]]) -> dict[str, np.ndarray]:
     arrays = {}
-    for key, expected in shapes(setting).items():
+    for key, shape in expected.items():
         value = get(key, None)
         if value is None:
             if key == "noise_scales":      # optional
                 continue
             raise ImplementationError(f"the implementation returned no {key!r} (this paper's transcript has "
-                                      f"{', '.join(k for k in shapes(setting) if k != 'noise_scales')})")
+                                      f"{', '.join(k for k in expected if k != 'noise_scales')})")
+        precision(key, value)
         try:
             arrays[key] = np.asarray(value, dtype=float)
         except (TypeError, ValueError) as error:   # ragged lists, strings, objects: the user's output, not our bug
             raise ImplementationError(f"{key} is not an array of numbers: {error}") from error
-        if arrays[key].shape != tuple(expected):
-            raise ImplementationError(f"{key} must have shape {tuple(expected)}; got {arrays[key].shape}")
+        if arrays[key].shape != tuple(shape):
+            raise ImplementationError(f"{key} must have shape {tuple(shape)}; got {arrays[key].shape}")
     return arrays
+
+
+class Float64Required(ImplementationError):
+    """An implementation that computes in a floating type narrower than float64 (docs/verify.md: dtype)."""
+
+
+def precision(key: str, value: Any) -> None:
+    """Refuse an array computed in a float narrower than float64: the exact check compares to 1e-9 relative,
+    which float32 round-off (1.2e-7 per operation) exceeds by construction, so such code could never conform."""
+    dtype = getattr(value, "dtype", None)
+    if dtype is not None and np.issubdtype(dtype, np.floating) and np.dtype(dtype).itemsize < 8:
+        raise Float64Required(f"the implementation returns {key} as {np.dtype(dtype).name}: dpverify verify judges "
+                              "float64 implementations only (compute in float64: torch.set_default_dtype(torch.float64), "
+                              "jax.config.update('jax_enable_x64', True), numpy's default); docs/verify.md, dtype")
 
 
 def first_divergence(name: str, reference: np.ndarray, implementation: np.ndarray) -> dict[str, Any] | None:
@@ -165,7 +194,7 @@ def independent_transcripts(function: Callable, settings: Any, rngs, shapes: Cal
     experiment's task, when `dpverify verify` re-runs the paper's claims). `settings` is one setting for every
     run, or a list of one per run (runs that differ in their start or walk)."""
     per_run = settings if isinstance(settings, list) else itertools.repeat(settings)
-    return [transcript(function, setting, rng, shapes) for setting, rng in zip(per_run, rngs)]
+    return transcripts(function, list(zip(per_run, rngs)), shapes)
 
 
 def independent_iterates(function: Callable, settings: Any, rngs, shapes: Callable[[Any], dict[str, tuple[int, ...]]]
@@ -314,7 +343,7 @@ def check_privacy(suite: Suite, implementation: Callable, context: CheckContext)
     claim = suite.claimed(setting)
 
     def sample(neighbour, n, rng):
-        return np.stack([suite.observe(transcript(implementation, neighbour, rng, suite.shapes)) for _ in range(n)])
+        return np.stack([suite.observe(run) for run in transcripts(implementation, [(neighbour, rng)] * n, suite.shapes)])
     try:
         result = audit(sample, (first, second), claim, samples=AUDIT_SAMPLES[context.profile],
                        confidence=context.audit_confidence,

@@ -3,7 +3,7 @@
 An experiment whose tasks run the paper's algorithm through its contract declares the parameter
 `implementation`, value REFERENCE (our batched reference). `dpverify verify` re-runs such an experiment
 with `implementation_value(...)`: the implementation's spec (`module:object` or `path/to/file.py:object`),
-which each task loads in its own process, and the digest of its source files. The digest is part of
+which each task runs in an isolated worker process (theory/isolation.py), and the digest of its source files. The digest is part of
 the task's parameters, so it keys the cache: no implementation receives another's results.
 """
 
@@ -20,9 +20,11 @@ from pathlib import Path
 from typing import Any
 
 from dpverify.algorithms.core.errors import DpverifyError
+from dpverify.theory.isolation import DEFAULT_TIMEOUT, Isolated
 
 REFERENCE = "reference"
 _IN_PROCESS: dict[str, Callable] = {}   # callables handed to verify from Python (they have no spec to load)
+_ISOLATED: dict[str, Isolated] = {}     # one worker per implementation and process (isolated)
 
 
 class ImplementationNotFound(DpverifyError):
@@ -103,17 +105,28 @@ def source_digest(implementation: Callable) -> str:
     return digest.hexdigest()
 
 
-def implementation_value(implementation: Callable | str) -> dict[str, str]:
-    """The value of an experiment's `implementation` parameter for `implementation` (a spec or a callable).
-    A callable is registered in this process under a spec of its own, so it runs only in-process."""
+def isolated(spec: str, timeout: float | None = None) -> Isolated:
+    """The isolated runner of the implementation `spec` (theory/isolation.py), one worker per spec and process;
+    a callable handed over from Python (implementation_value) runs in a forked worker. `timeout` (seconds per call)
+    replaces the runner's limit when given."""
+    if spec not in _ISOLATED:
+        _ISOLATED[spec] = Isolated(spec, _IN_PROCESS.get(spec))
+    if timeout is not None:
+        _ISOLATED[spec].timeout = float(timeout)
+    return _ISOLATED[spec]
+
+
+def implementation_value(implementation: Callable | str, timeout: float = DEFAULT_TIMEOUT) -> dict[str, Any]:
+    """The value of an experiment's `implementation` parameter for `implementation` (a spec or a callable), with
+    the time limit of one call. A spec is loaded in its worker, never here. A callable is registered in this
+    process under a spec of its own, so it runs only in workers forked from this process."""
     if isinstance(implementation, str):
-        function = load_implementation(implementation)
-        spec = implementation
+        spec, source = implementation, isolated(implementation, timeout).fresh().digest
     else:
-        function = implementation
-        spec = f"<python>:{getattr(function, '__qualname__', type(function).__name__)}@{id(function):x}"
-        _IN_PROCESS[spec] = function
-    return {"spec": spec, "source": source_digest(function)}
+        spec = f"<python>:{getattr(implementation, '__qualname__', type(implementation).__name__)}@{id(implementation):x}"
+        _IN_PROCESS[spec] = implementation
+        source = source_digest(implementation)    # reads its files; runs none of its code
+    return {"spec": spec, "source": source, "timeout": float(timeout)}
 
 
 def in_process_only(value: Any) -> bool:
@@ -121,10 +134,11 @@ def in_process_only(value: Any) -> bool:
     return isinstance(value, dict) and value.get("spec", "").startswith("<python>:")
 
 
-def resolve(value: Any) -> Callable | None:
-    """The callable an `implementation` parameter names; None for REFERENCE (the caller's batched reference)."""
+def resolve(value: Any) -> Isolated | None:
+    """The isolated runner of the implementation an `implementation` parameter names; None for REFERENCE (the
+    caller's batched reference, which runs here)."""
     if value == REFERENCE:
         return None
     if not isinstance(value, dict) or "spec" not in value:
         raise ImplementationNotFound(f"implementation must be {REFERENCE!r} or an implementation_value(...); got {value!r}")
-    return load_implementation(value["spec"])
+    return isolated(value["spec"], value.get("timeout"))

@@ -180,7 +180,8 @@ def test_a_malformed_transcript_is_a_finding_about_the_implementation():
 
     def wrong_shape(setting, rng):
         return {"messages": np.zeros((1, 1, 1)), "iterates": np.zeros((1, 1, 1))}
-    for implementation, reason in ((ragged, "messages is not an array of numbers"),
+    for implementation, reason in ((ragged, "returned messages that is not an array of numbers"),
                                    (wrong_shape, "messages must have shape (20, 6, 2)")):
         result = verify("dpdo-nc", implementation, checks=("exact",))
-        assert result.exit_status == EXIT_NONCONFORMING and reason in result.results[0].summary, result.lines()
+        assert result.exit_status == EXIT_NONCONFORMING and reason in result.failed[0], result.lines()
+        assert result.lines()[-1].startswith(f"{implementation.__qualname__} does not conform to dpdo-nc: "), result.lines()

@@ -96,8 +96,11 @@ def test_a_single_pure_release_keeps_the_ledgers_basic_composition():
     assert cell["route"] == "basic" and cell["value"] == 1.0   # the zCDP route gives ~4.3 here
 
 
-def test_without_dp_accounting_the_cell_says_what_to_install(monkeypatch):
-    monkeypatch.setitem(sys.modules, "dp_accounting", None)   # makes `import dp_accounting` raise ImportError
+def test_without_dp_accounting_the_cell_says_the_installation_is_broken(monkeypatch):
+    # None in sys.modules makes an import raise ImportError; the submodules too, as when the package is absent
+    # (importing dp_accounting above loaded them, and a cached submodule would import without its package)
+    for module in ("dp_accounting", "dp_accounting.rdp", "dp_accounting.pld"):
+        monkeypatch.setitem(sys.modules, module, None)
     cell = accounting.accountant_cell([Release(LAPLACE, 1.0)], 1e-5)
     assert cell["value"] is None and cell["note"] == accounting.NOT_INSTALLED
 
