@@ -105,8 +105,12 @@ class Verification:
                        f"{first.claim.id} (confirmed on the reference's runs, refuted on the implementation's): "
                        f"{first.implementation.summary}")
         else:
+            undecided = {verdict: [name for name, v in self.verdicts.items() if v == verdict]
+                         for verdict in (Verdict.NOT_RUN, Verdict.INCONCLUSIVE)}
+            named = "; ".join(f"{verdict}: {', '.join(names)}" for verdict, names in undecided.items() if names)
             out.append(f"{self.implementation} conforms to {self.paper}: no check found a deviation"
-                       + (f" and {len(self.claims)} re-run claim(s) agree with the reference" if self.claims else ""))
+                       + (f" and {len(self.claims)} re-run claim(s) agree with the reference" if self.claims else "")
+                       + (f" ({named})" if named else ""))
         return out
 
 

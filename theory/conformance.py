@@ -4,14 +4,19 @@ A paper room that supports verify has `theory/<paper>/conformance.py` with `SUIT
 the verification setting is built from the experiments' parameters, the reference implementation (the
 room's `contract.REFERENCE`, which goes through the same door as the user's), the paper's noise
 calibration, the neighbouring settings and what the paper's adversary observes. From it,
-`conformance_claims(suite, implementation)` builds five claims about the implementation, each decided
+`conformance_claims(suite, implementation)` builds seven claims about the implementation, each decided
 by a rule of theory/rules.py:
 
 1. accounting: the noise scales the implementation reports equal the paper's calibration (exact);
 2. exact: with dpverify's noise tape (the same draws for both), its messages and states equal the
    reference's at every round, agent and coordinate (exact; the first divergence is reported);
+2b. replay: with its own noise, each state it reports equals the paper's update applied to its own previous
+   state and the messages it received (contract.replay; exact, step by step);
 3. noise scale: from the messages it actually sent (message - state), the noise scale per round and
-   per agent, with simultaneous confidence intervals, against the calibration (equivalence, TOST);
+   per agent, with simultaneous confidence intervals, against the calibration (equivalence, TOST; less noise
+   than promised, an interval entirely below 1, refutes whatever the margin: calibrated_noise);
+3b. noise law: the same noise's family, centre and independence across runs, rounds, agents and coordinates
+   (theory/noise_law.py; fits_identity, each bound in units of its margin);
 4. distribution: its messages over independent runs against the reference's, per (round, agent,
    coordinate), two-sample Kolmogorov-Smirnov, Holm, and a simultaneous upper bound on the Kolmogorov distance
    between the two laws (fits_identity: confirmed only if that bound rules out DISTRIBUTION_MARGIN);
@@ -36,7 +41,8 @@ from dpverify.theory.audit import PrivacyClaim, audit
 from dpverify.theory.claims import Check, Claim, Measurement, Method, NothingToMeasure, holds
 from dpverify.theory.execution import CheckContext, task_seed_sequence
 from dpverify.theory.isolation import Isolated
-from dpverify.theory.rules import audit_lower_bounds, equivalence, exact, fits_identity
+from dpverify.theory.noise_law import measure as measure_noise_law
+from dpverify.theory.rules import audit_lower_bounds, calibrated_noise, exact, fits_identity
 from dpverify.theory.stats import SIGNIFICANCE
 
 RELATIVE_TOLERANCE = 1e-9    # default: exact conformance; a per-agent loop sums in another order than a batched code (~1e-15 per round, plausible 1e-12-1e-6)
@@ -57,7 +63,12 @@ SCALE_HALF_WIDTH = np.log1p(SCALE_MARGIN) / 3
 # check (SCALE_MARGIN). Fixed before looking at any verdict; the summary states the smallest distance the runs rule out.
 DISTRIBUTION_MARGIN = 0.1
 AUDIT_SAMPLES = {"quick": 10_000, "paper": 100_000}  # default: runs per neighbouring setting for the privacy audit
-CHECKS = ("accounting", "exact", "noise-scale", "distribution", "privacy")   # the claims below, in order
+CHECKS = ("accounting", "exact", "replay", "noise-scale", "noise-law", "distribution", "privacy")   # the claims below
+# default: the level of "less noise than promised" (an upper bound of the scale below the calibration refutes
+# whatever the margin), SIGNIFICANCE / 5 like the noise law's, so that it adds at most 1% of false alarms to verify's
+# exit status (at SIGNIFICANCE it refuted a conforming wang-basar run whose interval was [0.958, 1.0]); plausible 0.001-0.05
+BELOW_LEVEL = SIGNIFICANCE / 5
+REPLAY_SEEDS = 3             # default: runs replayed (each on its own Generator; more catch seed-dependent branches)
 
 
 @dataclass(frozen=True)
@@ -75,6 +86,9 @@ class Suite:
     neighbours: Callable[[Any], tuple[Any, Any]]          # two neighbouring settings, short enough to audit
     observe: Callable[[Mapping[str, np.ndarray]], np.ndarray]   # the adversary's view of one transcript, (k,)
     claimed: Callable[[Any], PrivacyClaim]                # the paper's guarantee for that view
+    # contract.replay: (setting, transcript) -> {array: what the paper's update computes from the transcript's own
+    # inputs, shaped as that array, NaN where nothing is predicted (a released message's noise)}; None: not yet
+    replay: Callable[[Any, Mapping[str, np.ndarray]], dict[str, np.ndarray]] | None = None
 
 
 def transcript(implementation: Callable, setting: Any, rng: Any,
@@ -188,6 +202,42 @@ def check_exact(suite: Suite, implementation: Callable, context: CheckContext) -
                  seeds=EXACT_SEEDS, rounds=setting.horizon)
 
 
+def check_replay(suite: Suite, implementation: Callable, context: CheckContext) -> Measurement:
+    """Every step of the paper's algorithm but the noise is deterministic given what an agent received: each
+    state the implementation reports is recomputed from the transcript's own previous state and received
+    messages (contract.replay) and compared step by step, so it judges code with any noise source, and round-off
+    never accumulates."""
+    if suite.replay is None:
+        raise NothingToMeasure(f"no replay of {suite.paper}'s update yet (contract.replay)")
+    setting = suite.setting(context)
+    runs = REPLAY_SEEDS
+    try:
+        theirs = transcripts(implementation, [(setting, np.random.default_rng(task_seed_sequence(
+            context.root_seed, f"verify/replay/{r}"))) for r in range(runs)], suite.shapes)
+    except ImplementationError as error:
+        return holds(False, str(error))
+    compared = 0
+    for run, arrays in enumerate(theirs):
+        for name, array in arrays.items():    # a NaN would read as "not predicted" below, and predict NaN after it
+            if not np.isfinite(array).all():
+                first = tuple(int(i) for i in np.argwhere(~np.isfinite(array))[0])
+                return holds(False, f"{name} holds a non-finite value, first at {name}{list(first)} (replayed run "
+                             f"{run + 1} of {runs})", run=run)
+        for name, predicted in suite.replay(setting, arrays).items():
+            known = np.isfinite(predicted)
+            compared += int(known.sum())
+            reported = np.where(known, arrays[name], 0.0)
+            if found := first_divergence(name, np.where(known, predicted, 0.0), reported):
+                return holds(False, f"{name} diverge from the paper's update applied to the implementation's own "
+                             f"previous state and received messages, first at {name}[{found['round'] - 1}] (0-based), "
+                             f"agent {found['agent']}, coordinate {found['coordinate']}: the update "
+                             f"gives {found['reference']:.10g}, the implementation reports {found['implementation']:.10g} "
+                             f"(tolerance {found['tolerance']:.2g}; replayed run {run + 1} of {runs})", **found, run=run)
+    return holds(True, f"every state equals the paper's update applied to the implementation's own previous state and "
+                 f"received messages ({compared} values over {runs} runs with its own noise, {setting.horizon} rounds "
+                 f"each, rtol {RELATIVE_TOLERANCE:g})", values=compared, runs=runs)
+
+
 def independent_transcripts(function: Callable, settings: Any, rngs, shapes: Callable[[Any], dict[str, tuple[int, ...]]]
                             ) -> list[dict[str, np.ndarray]]:
     """One checked transcript per rng: independent runs of one implementation (e.g. a user's, inside an
@@ -270,8 +320,9 @@ def scale_interval(noise: np.ndarray, kind: str, confidence: float) -> tuple[flo
 
 def check_noise_scale(suite: Suite, implementation: Callable, context: CheckContext) -> Measurement:
     """log(estimated scale / calibrated scale) per round (pooled over agents) and per agent (pooled over
-    rounds), each draw divided by its own calibration, simultaneous (Bonferroni) intervals at 1 - 2 alpha, for
-    the rule equivalence(log(1 + SCALE_MARGIN))."""
+    rounds), each draw divided by its own calibration: simultaneous (Bonferroni) intervals at 1 - 2 alpha for the
+    margin, and simultaneous upper bounds at 1 - BELOW_LEVEL for "less noise than promised", for the rule
+    calibrated_noise(log(1 + SCALE_MARGIN))."""
     setting = suite.setting(context)
     runs = _independent_runs(suite, implementation, context)
     families = _families(_standardized(suite, setting, runs["noise"]))   # noise (R, T, N, ...): added before sending
@@ -281,13 +332,34 @@ def check_noise_scale(suite: Suite, implementation: Callable, context: CheckCont
     with np.errstate(divide="ignore"):
         intervals = {label: tuple(np.log(scale_interval(draws, suite.noise, confidence)))
                      for label, draws in families.items()}
-    worst = max(intervals, key=lambda k: max(abs(intervals[k][0]), abs(intervals[k][1])))
+        uppers = {label: float(np.log(scale_interval(draws, suite.noise, 1 - 2 * BELOW_LEVEL / len(families))[1]))
+                  for label, draws in families.items()}
+    below = [label for label, upper in uppers.items() if upper < 0]
+    margin = np.log1p(SCALE_MARGIN)
+    outside = [label for label, (low, high) in intervals.items() if low >= margin or high <= -margin]
+    worst = (below or outside or [max(intervals, key=lambda k: max(abs(intervals[k][0]), abs(intervals[k][1])))])[0]
     low, high = np.exp(intervals[worst])
+    where = ("significantly below 1: less noise than promised, upper bound "
+             f"{np.exp(uppers[worst]):.3g} at {1 - BELOW_LEVEL:.0%} simultaneous" if below else
+             "outside the margin" if outside else "at its farthest")
     return Measurement(
         f"noise actually added to the messages, {runs['messages'].shape[0]} runs: scale / the paper's calibration in "
-        f"[{low:.3g}, {high:.3g}] at its farthest ({worst}; simultaneous {1 - 2 * SIGNIFICANCE:.0%} intervals over "
+        f"[{low:.3g}, {high:.3g}] ({worst}, {where}; simultaneous {1 - 2 * SIGNIFICANCE:.0%} intervals over "
         f"{len(families)} rounds and agents); equivalent within +-{SCALE_MARGIN:.0%}",
-        {"intervals": intervals, "replicas": int(runs["messages"].shape[0]), "margin": SCALE_MARGIN})
+        {"intervals": intervals, "upper_bounds": uppers, "replicas": int(runs["messages"].shape[0]),
+         "margin": SCALE_MARGIN})
+
+
+def check_noise_law(suite: Suite, implementation: Callable, context: CheckContext) -> Measurement:
+    """The family, centre and independence of the noise actually sent (theory/noise_law.py), from the noise-scale
+    check's runs (no run of its own)."""
+    setting = suite.setting(context)
+    runs = _independent_runs(suite, implementation, context)
+    standard = _standardized(suite, setting, runs["noise"])
+    if not np.isfinite(standard).any():
+        raise NothingToMeasure("the setting calibrates no noise (no private round)")
+    line, values = measure_noise_law(standard, suite.noise)
+    return Measurement(f"noise actually added to the messages, {line}", values)
 
 
 def dkw_half_width(size: int, entries: int, level: float) -> float:
@@ -360,7 +432,7 @@ def check_privacy(suite: Suite, implementation: Callable, context: CheckContext)
 
 
 def conformance_claims(suite: Suite, implementation: Callable) -> tuple[Claim, ...]:
-    """The five claims of the module docstring about `implementation`, in that order."""
+    """The seven claims of the module docstring about `implementation`, in that order."""
     def claim(name: str, title: str, statement: str, method: Method, run, rule) -> Claim:
         return Claim(f"{suite.paper}/conformance-{name}", "conformance", suite.line, title, statement,
                      (Check(title, method, partial(run, suite, implementation), rule=rule),))
@@ -370,9 +442,15 @@ def conformance_claims(suite: Suite, implementation: Callable) -> tuple[Claim, .
         claim("exact", "same draws, same transcript", "Given the same noise draws, the implementation sends the "
               "reference's messages and reaches its states at every round, agent and coordinate.",
               Method.NUMERICAL, check_exact, exact()),
+        claim("replay", "each step is the paper's update", "Every state the implementation reports is what the paper's "
+              "update computes from its own previous state and the messages it received, at every round, agent and "
+              "coordinate, whatever its noise source.", Method.NUMERICAL, check_replay, exact()),
         claim("noise-scale", "noise actually sent as calibrated", "The noise in the messages the implementation "
               "sends has the paper's scale at every round and agent.", Method.STATISTICAL, check_noise_scale,
-              equivalence(float(np.log1p(SCALE_MARGIN)))),
+              calibrated_noise(float(np.log1p(SCALE_MARGIN)))),
+        claim("noise-law", "noise of the paper's law, independent", "The noise in the messages the implementation sends "
+              f"is of the paper's family ({suite.noise}), centred, and independent across runs, rounds, agents and "
+              "coordinates.", Method.STATISTICAL, check_noise_law, fits_identity(1.0)),
         claim("distribution", "messages distributed as the reference's", "Over independent runs, the implementation's "
               "messages have the reference's distribution at every round, agent and coordinate.",
               Method.STATISTICAL, check_distribution, fits_identity(DISTRIBUTION_MARGIN)),

@@ -143,6 +143,24 @@ def equivalence(margin: float, *, level: float = SIGNIFICANCE) -> Rule:
                 f"{level:g}); refuted if any lies entirely outside it", decide)
 
 
+def calibrated_noise(margin: float, *, level: float = SIGNIFICANCE) -> Rule:
+    """Noise sent against its calibration: `equivalence(margin)` on the `intervals` of log(scale / calibrated
+    scale), and also refuted when one of the `upper_bounds` of that log (simultaneous, at the check's own stated
+    level) lies below 0: significantly less noise than promised is a privacy failure whatever the margin (more
+    noise than promised, within the margin, costs only accuracy)."""
+    within = equivalence(margin, level=level)
+
+    def decide(measurement):
+        (uppers,) = _require(measurement, "upper_bounds")
+        if any(upper < 0 for upper in uppers.values()):
+            return Verdict.REFUTED
+        return within.decide(measurement)
+    return Rule("calibrated-noise", {"margin": margin, "level": level},
+                f"refuted if a simultaneous upper bound of log(scale / calibration) lies below 0 (less noise than "
+                f"promised) or a {1 - 2 * level:.0%} interval lies entirely outside ±{margin:g}; confirmed if every "
+                f"interval lies within ±{margin:g} (TOST at {level:g})", decide)
+
+
 def audit_lower_bounds(*, relative_tolerance: float = 0.0) -> Rule:
     """Empirical lower bounds on several privacy quantities at once (an audit's eps and rho, a probe's
     witnessed sensitivity): reads `lower_bounds`, a mapping label -> (lower bound, claimed value).

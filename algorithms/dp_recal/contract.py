@@ -11,6 +11,10 @@ An implementation is a callable `implementation(setting, rng) -> transcript` for
   D^{-1} L, Assumption 2) before the run; the implementation follows it instead of drawing the next
   holder itself (line 5), so that an implementation and the reference can be compared along the same
   walk. The walk's law is therefore not checked by `verify`. It needs nothing from dpverify.
+- `setting.u_reading` says which u^k the holder adds its dual change to in (7e): "literal", the running sum
+  u^k = sum_j lam_j^k as Algorithm 1 line 3 prints it (v1:L258), which no relay agent holds (the holder received
+  only u~^k), or "received", u^{k+1} = u~^k + lam_i^{k+1} - lam_i^k, what a holder can compute (the noise of every
+  release then stays in u). The reference runs the setting's reading; `replay` replays either.
 - `rng` is where the noise comes from: a numpy Generator, or dpverify's noise tape
   (`dpverify.algorithms.core.tape`), which hands every implementation the same draws when it asks for
   them in the same order. At every iteration k the holder draws eps^k ~ N(0, sigma^2 I_q) from it, e.g.
@@ -19,9 +23,10 @@ An implementation is a callable `implementation(setting, rng) -> transcript` for
   with or without noise. The implementation draws nothing else from it (the walk is given).
 - the transcript is a mapping (or an object with these attributes): "messages" (K, 2, q), messages[k-1]
   = (u~^{k+1}, x^{k+1}), the baton holder i_k passes at iteration k (line 5), u~ first; "iterates"
-  (K+1, 2, q), (u^k, x^k) for k = 1..K+1, with u^k = sum_j lam_j^k the exact running sum of (7e)
-  (the literal reading, spec §2.4: u^1 = 0, and the noise of one release does not enter later u's);
-  optionally "noise_scales" (K,), the sigma_{tau_{i_k}(k)} drawn with at iteration k.
+  (K+1, 2, q), (u^k, x^k) for k = 1..K+1, with u^1 = 0 and u^{k+1} the u the holder i_k computed by (7e)
+  before adding the noise (u~^{k+1} = u^{k+1} - eps^k; under the literal reading, the running sum
+  sum_j lam_j^{k+1}); optionally "noise_scales" (K,), the sigma_{tau_{i_k}(k)} drawn with at iteration k. The
+  agents' y_i and lam_i are not in the transcript: Algorithm 1 determines them from it (`replay`).
 
 `REFERENCE` runs our batched `run_recal` through this door; `dpverify verify dp-recal` runs a user's
 implementation beside it (docs/verify.md).
@@ -39,6 +44,7 @@ from dpverify.algorithms.core.errors import DpverifyError, InvalidParameterError
 from dpverify.algorithms.core.network import Network
 from dpverify.algorithms.core.problems import LocalData
 from dpverify.algorithms.dp_recal.algorithm import (
+    U_MODES,
     RecalParams,
     RelayNoise,
     lemma5_sensitivity,
@@ -49,6 +55,7 @@ from dpverify.algorithms.dp_recal.algorithm import (
 )
 from dpverify.algorithms.dp_recal.composite import ActiveGradients, CompositeProblem
 
+U_READINGS = U_MODES      # ("literal", "received"): the readings of (7e) (module docstring), run_recal's u_mode
 WORST_CASE_TARGET = 1e6   # default: |b| of the audit's worst-case records: every per-sample gradient is clipped, so grad f_a = -+c (1, ..., 1)/sqrt(q) exactly (any |b| >> c + ||y|| will do)
 
 
@@ -71,8 +78,11 @@ class DpRecalSetting:
     decay: float                # R > 1: sigma_tau^2 = R sigma_{tau+1}^2
     clip: float                 # c of Assumption 3, met by clipping every per-sample gradient to norm <= c
     horizon: int                # K
+    u_reading: str = "literal"  # (7e)'s u^k: "literal" the running sum as printed, "received" the u~^k received
 
     def __post_init__(self) -> None:
+        if self.u_reading not in U_READINGS:
+            raise InvalidParameterError(f"u_reading must be one of {U_READINGS}; got {self.u_reading!r}")
         walk = np.asarray(self.walk, dtype=int)
         if walk.shape != (self.horizon + 1,):
             raise InvalidParameterError(f"the walk must list the K + 1 = {self.horizon + 1} holders i_1..i_(K+1); "
@@ -118,16 +128,16 @@ class DpRecalSetting:
         return lemma5_sensitivity(self.alpha, paper_beta(self.num_agents), self.clip)
 
     def sigma1(self) -> float:
-        """sigma_1 that spends (epsilon, delta) over `plf` activations by Theorem 4 (spec §3.6); 0 for RECAL."""
+        """sigma_1 that spends (epsilon, delta) over `plf` activations by Theorem 4 (seeds/001 v1); 0 for RECAL."""
         if self.epsilon is None:
             return 0.0
         return sigma1_for_budget(self.epsilon, self.delta, self.plf, self.decay, self.sensitivity())
 
     @cached_property
     def reference_params(self) -> RecalParams:
-        """The reference's parameters (literal reading of (7e), per-sample clipping to c)."""
+        """The reference's parameters (the setting's reading of (7e), per-sample clipping to c)."""
         return RecalParams(self.alpha, paper_beta(self.num_agents), RelayNoise(self.sigma1(), self.decay),
-                           u_mode="literal", clip=self.clip, sensitivity_bound=self.sensitivity())
+                           u_mode=self.u_reading, clip=self.clip, sensitivity_bound=self.sensitivity())
 
     @cached_property
     def reference_gradients(self) -> ActiveGradients:
@@ -198,8 +208,9 @@ class _AlongTheWalk:
 
 
 def reference(setting: DpRecalSetting, rng: Any) -> dict[str, np.ndarray]:
-    """Our run_recal, one run along the setting's walk, through the contract. u^{k+1} (never released) is
-    u~^{k+1} + eps^k, with eps^k = sigma z^k from the recorded draws z^k (as run_recal computes it)."""
+    """Our run_recal, one run along the setting's walk and in its reading of (7e), through the contract. u^{k+1}
+    (never released) is u~^{k+1} + eps^k, with eps^k = sigma z^k from the recorded draws z^k (as run_recal
+    computes it)."""
     along = _AlongTheWalk(rng, setting)
     run = run_recal(setting.problem, setting.data, setting.network, setting.reference_params, replicas=1, rng=along,
                     horizon=setting.horizon, x1=setting.x1, y1=setting.y1, first_holder=int(setting.walk[0]),
@@ -267,3 +278,41 @@ def observe(transcript: dict[str, np.ndarray], release: int = 2) -> np.ndarray:
     """What the paper's adversary observes of the neighbours' difference: u~^release, passed at iteration release - 1
     (by default u~^2, the audited agent's first release; x^2 does not depend on the data: (7b) uses no gradient)."""
     return transcript["messages"][release - 2, 0]
+
+
+def replay(setting: DpRecalSetting, transcript: dict[str, np.ndarray], reading: str | None = None
+           ) -> dict[str, np.ndarray]:
+    """x^{k+1} and u^{k+1} as Algorithm 1 line 3 computes them (v1:L248-L262) from what the holder i = i_k received
+    and held (`dpverify verify`'s replay), in `reading` of (7e) (default: the setting's). It received the baton
+    (u~^k, x^k), messages[k-2] (u~^1 = 0 and the public x^1 at k = 1). Its own lam_i^k, y_i^k are not in the
+    transcript, but Algorithm 1 determines them from it, as the paper's Appendix A derives them (v1:L701-L703): from
+    lam^1 = 0 and y^1, at each of i's activations t, lam_i^{t+1} - lam_i^t = u^{t+1} - u^t (literal; u~^t received)
+    by (7e), and y_i^{t+1} = x^{t+1} - (lam_i^{t+1} - lam_i^t)/beta by (7a) and (7d). From them, (7a)-(7d) give x^{k+1}
+    (the iterate and the x passed) and (7e) u^{k+1}, with the transcript's own x^{k+1} in (7d), so that a wrong x is
+    reported at x and not also at u; u~^{k+1} carries the noise: NaN. A transcript passes iff it is a run of
+    Algorithm 1 with the noise eps^k = u^{k+1} - u~^{k+1}. Every prediction is computed from the transcript's own
+    numbers, so round-off never accumulates; the K iterations are one batch, with the reference's prox and
+    clipped-gradient oracle."""
+    reading = setting.u_reading if reading is None else reading
+    if reading not in U_READINGS:
+        raise InvalidParameterError(f"reading must be one of {U_READINGS}; got {reading!r}")
+    iterates, messages = (np.asarray(transcript[name], dtype=float) for name in ("iterates", "messages"))
+    k, q, beta = setting.horizon, setting.dim, paper_beta(setting.num_agents)
+    holders, steps = setting.walk[:-1], np.arange(setting.horizon)
+    u_received = np.concatenate([np.zeros((1, q)), messages[:-1, 0]])            # u~^k, k = 1..K
+    x_received = np.concatenate([np.asarray(setting.x1, dtype=float)[None], messages[:-1, 1]])   # x^k as passed
+    base = iterates[:-1, 0] if reading == "literal" else u_received              # the u^k of (7e)
+    change = iterates[1:, 0] - base                                              # lam_i^{k+1} - lam_i^k, (7e) solved
+    earlier = (holders[None, :] == holders[:, None]) & (steps[None, :] < steps[:, None])   # [k, t]: i_t = i_k, t < k
+    lam = earlier.astype(float) @ change                                         # lam_{i_k}^k (lam^1 = 0)
+    last = np.where(earlier, steps[None, :], -1).max(axis=1)                     # i_k's previous activation, -1: none
+    y = np.where((last >= 0)[:, None], iterates[last + 1, 1] - change[last] / beta,
+                 np.asarray(setting.y1, dtype=float)[holders])                   # y_{i_k}^k (Appendix A)
+    lam_half = lam + beta * (x_received - y)                                                       # (7a)
+    x_next = setting.problem.prox_scaled_r(x_received - (u_received + lam_half - lam), setting.num_agents)  # (7b), u~^k
+    y_next = y - setting.alpha[holders, None] * (setting.reference_gradients(y, holders) - lam_half)     # (7c), clipped
+    lam_next = lam_half + beta * ((iterates[1:, 1] - x_received) - (y_next - y))                   # (7d)
+    u_next = base + lam_next - lam                                                                 # (7e)
+    predicted_iterates = np.stack([np.concatenate([np.zeros((1, q)), u_next]),
+                                   np.concatenate([x_received[:1], x_next])], axis=1)
+    return {"iterates": predicted_iterates, "messages": np.stack([np.full((k, q), np.nan), x_next], axis=1)}

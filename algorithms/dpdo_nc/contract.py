@@ -139,3 +139,18 @@ def neighbours(setting: DpdoNcSetting, node: int = 0, horizon: int = 2) -> tuple
 def observe(transcript: dict[str, np.ndarray], node: int = 0, release: int = 2) -> np.ndarray:
     """What the paper's adversary observes of the neighbours' difference: node `node`'s broadcast q_release."""
     return transcript["messages"][release - 1, node]
+
+
+def replay(setting: DpdoNcSetting, transcript: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
+    """Each state as Algorithm 1 computes it from what the node held and received (`dpverify verify`'s replay):
+    x_1 = the public start, and x_{t+1}^i = P_Omega(z_t^i - alpha_t grad f_t^i(x_t^i) / (2 mirror_scale)) (lines
+    5-7, eq. (7)) from the transcript's own x_t and z_t = A(t) q_t of its own messages, t = 1..T. Nothing is carried
+    from one step to the next, so round-off never accumulates."""
+    iterates, params, n = transcript["iterates"], setting.params(), setting.num_agents
+    z = mixed(setting.weights, transcript["messages"])                    # (T, N, d)
+    predicted = np.empty_like(iterates)
+    predicted[0] = setting.x1
+    for t in range(1, setting.horizon + 1):   # a loop over rounds; the nodes are one batch
+        gradient = setting.costs.own_gradient(t, iterates[t - 1][None])[0]
+        predicted[t] = params.mirror.step(z[t - 1], gradient, params.alpha(t, n), params.radius)
+    return {"iterates": predicted}

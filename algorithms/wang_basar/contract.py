@@ -37,6 +37,7 @@ from typing import Any, Protocol
 import numpy as np
 
 from dpverify.algorithms.core.errors import NotInContract
+from dpverify.algorithms.core.mixing import mix
 from dpverify.algorithms.core.noise import PrivacyLedger
 from dpverify.algorithms.wang_basar.algorithm import Gradient, StepSchedule, WangBasarParams, step
 
@@ -191,3 +192,21 @@ def observe(transcript: dict[str, np.ndarray], agent: int = 0, release: int = 1)
     """What the paper's adversary observes of the neighbours' difference (L496, L544): agent `agent`'s message at
     round `release` (the w_ij-scaled copies are post-processing of it, W public)."""
     return transcript["messages"][release - 1, agent]
+
+
+def replay(setting: WangBasarSetting, transcript: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
+    """Each array Algorithm 2 determines from what an agent held and received (`dpverify verify`'s replay), from the
+    transcript's own x^k and messages, k = 1..T:
+    - "iterates": x^1 = the public start, x_i^{k+1} = sum_j w_ij m_j^k (eq. (9)) of the messages m_j^k it received
+      (eq. (8) is m_j^k = x_j^k - lambda^k (g_j^k + n_j^k), so mixing the messages IS mixing x - lambda (g + n));
+    - "mechanism": M_j^k = x_j^k - lambda^k grad f_j(x_j^k) (eq. (8) without n_j^k, L496), where a wrong stepsize or
+      gradient shows, since the messages themselves carry unknown noise (they are not predicted).
+    Both with algorithm.step's own formulas, all rounds as one batch: nothing is carried from one step to the next,
+    so round-off never accumulates."""
+    iterates, messages = transcript["iterates"], transcript["messages"]
+    predicted = np.empty_like(iterates)
+    predicted[0] = setting.x1
+    predicted[1:] = mix(setting.weights, messages)                   # eq. (9), the rounds as step's replicas
+    lam = setting.schedule(np.arange(1, setting.horizon + 1))[:, None, None]
+    states = iterates[:-1]                                            # x^1..x^T, (T, N, d)
+    return {"iterates": predicted, "mechanism": states - lam * setting.oracle(states)}   # step's M_j^k (L496)

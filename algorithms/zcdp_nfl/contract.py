@@ -37,7 +37,15 @@ from dpverify.algorithms.core.errors import DpverifyError, NotInContract
 from dpverify.algorithms.core.network import Network
 from dpverify.algorithms.core.problems import LocalData, Problem
 from dpverify.algorithms.core.tape import NoiseTape
-from dpverify.algorithms.zcdp_nfl.algorithm import NoNoise, StepSchedule, ZcdpNflParams, ZcdpSchedule, run_zcdp_nfl
+from dpverify.algorithms.zcdp_nfl.algorithm import (
+    NoNoise,
+    StepSchedule,
+    ZcdpNflParams,
+    ZcdpSchedule,
+    dual_update,
+    primal_update,
+    run_zcdp_nfl,
+)
 
 NEIGHBOUR_AGENT = 0        # the client whose record differs between the neighbouring settings
 CANARY_TARGET = 10.0       # default: |y| of the replaced record; at every iterate of a short run its squared-loss subgradient exceeds c1 (plausible 5-1e6)
@@ -216,3 +224,23 @@ def observe(transcript: dict[str, np.ndarray], agent: int = NEIGHBOUR_AGENT, rel
     """What the paper's adversary observes of the neighbours' difference (L26: an honest-but-curious neighbour
     or an eavesdropper): client `agent`'s broadcast tilde w^(release), (d,)."""
     return transcript["messages"][release - 1, agent]
+
+
+def replay(setting: ZcdpNflSetting, transcript: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
+    """Each state as Algorithm 1 computes it from what the client held and received (`dpverify verify`'s replay):
+    w^(0) = 0, and w_k^(n) by the closed form of (7) from the transcript's own broadcasts tilde w^(n-1) of client k
+    and its neighbours (tilde w^(0) = 0: nothing is broadcast at n = 0) and gamma_k^(n-1), rebuilt from the received
+    broadcasts by (9) (gamma^(0) = 0): the dual is post-processing of the messages, so no implementation need report
+    it. The subgradient is taken at tilde w_k^(n-1), clipped as the setting says. Only gamma is carried from one
+    step to the next, and it is a sum of the messages: round-off never accumulates in the predicted states."""
+    messages, params, data = transcript["messages"], setting.params(), setting.data
+    broadcasts = np.concatenate([np.zeros((1,) + messages.shape[1:]), messages])    # tilde w^(0..T)
+    # g_k at every tilde w^(n-1) at once, the iterations as the batch's replica axis (seeds/004 eq. (5))
+    subgradients = setting.problem.local_subgradient(broadcasts[:-1], data, setting.c1 if setting.clip else None)
+    predicted = np.zeros_like(transcript["iterates"])                                 # w^(0) = 0
+    dual = np.zeros(messages.shape[1:])                                               # gamma^(0) = 0
+    for n in range(1, setting.horizon + 1):   # a loop over iterations; the clients are one batch
+        predicted[n] = primal_update(broadcasts[n - 1], dual, subgradients[n - 1], setting.network, params.rho,
+                                     params.step.eta(n))                              # seeds/004 eq. (7)
+        dual = dual_update(dual, broadcasts[n], setting.network, params.rho)          # seeds/004 eq. (9)
+    return {"iterates": predicted}

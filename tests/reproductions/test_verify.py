@@ -22,6 +22,7 @@ from tests.reproductions.planting import planted
 REPO = Path(__file__).resolve().parents[2]
 EXAMPLE = REPO / "examples" / "dpdo_nc" / "my_dpdo_nc.py"
 FAST = ("accounting", "exact", "noise-scale", "distribution")      # every check but the (slower) privacy audit
+OWN = ("accounting", "replay", "noise-scale", "noise-law")          # what judges code that draws its own noise
 
 # (bug, text in the example, planted text, the checks that must refute it)
 BUGS = [
@@ -51,7 +52,7 @@ RERUN_CLAIMS = {f"dpdo-nc/{c}" for c in ("theorem-2", "sublinear-regret", "remar
 def _conforms(result) -> None:
     assert result.conforms and result.exit_status == 0, result.lines()
     found = result.verdicts
-    assert found["exact"] == found["accounting"] == found["noise-scale"] == Verdict.CONFIRMED
+    assert found["exact"] == found["accounting"] == found["replay"] == found["noise-scale"] == Verdict.CONFIRMED
     assert found["privacy"] == Verdict.INCONCLUSIVE          # an audit never confirms
 
 
@@ -69,7 +70,7 @@ def test_the_example_conforms_and_agrees_with_the_reference_on_the_papers_claims
     assert ours != theirs
     assert result.lines()[-2].startswith("dpdo-nc/sqrt-t-rate  not re-run: its check makes many or long runs")
     assert result.lines()[-1].endswith("conforms to dpdo-nc: no check found a deviation and 9 re-run claim(s) "
-                                       "agree with the reference")
+                                       "agree with the reference (inconclusive: distribution, privacy)")
 
 
 def test_the_reference_conforms_through_the_contract():
@@ -85,6 +86,38 @@ def test_each_planted_bug_is_flagged_by_its_check(bug, original, replacement, fl
     assert "first failing check dpdo-nc/conformance-" in result.lines()[-1]
 
 
+NOISE_LINE = "q = [x[i] + rng.laplace(0.0, sigma, size=d) if sigma > 0 else x[i].copy() for i in range(n)]"
+# (bug, text in the example, planted text, the checks that must refute it when the code draws its own noise)
+OWN_NOISE_BUGS = [(bug, original, replacement, flagged - {"exact", "distribution"} or {"replay"})
+                  for bug, original, replacement, flagged in BUGS] + [
+    ("one noise vector shared by all agents", NOISE_LINE,
+     "shared = rng.laplace(0.0, 1.0, size=d)\n        q = [x[i] + sigma * shared for i in range(n)]", {"noise-law"}),
+    ("noise drawn once and reused every round", NOISE_LINE,
+     "base = base if t > 1 else [rng.laplace(0.0, 1.0, size=d) for i in range(n)]\n"
+     "        q = [x[i] + sigma * base[i] for i in range(n)]", {"noise-law"}),
+    ("Gaussian noise of the Laplace variance", NOISE_LINE,
+     "q = [x[i] + rng.normal(0.0, np.sqrt(2.0) * sigma, size=d) for i in range(n)]", {"noise-law"}),
+    ("the same noise in every run (a fixed seed)", NOISE_LINE,
+     "fixed = np.random.default_rng(t)\n        q = [x[i] + fixed.laplace(0.0, sigma, size=d) for i in range(n)]",
+     {"noise-law"}),
+    ("the state sent in the clear after round 1", NOISE_LINE,
+     "q = [x[i] + (rng.laplace(0.0, sigma, size=d) if t == 1 else 0.0) for i in range(n)]",
+     {"noise-scale", "noise-law"}),
+]
+
+
+@pytest.mark.parametrize("bug, original, replacement, flagged", OWN_NOISE_BUGS, ids=[b[0] for b in OWN_NOISE_BUGS])
+def test_each_planted_bug_is_caught_when_the_code_draws_its_own_noise(bug, original, replacement, flagged, tmp_path):
+    """Issue 30: without the noise tape (no exact check), replay, the noise scale and the noise law catch every
+    planted bug, and the line of each check that caught it says refuted."""
+    result = verify("dpdo-nc", f"{planted(EXAMPLE, tmp_path, original, replacement)}:run", checks=OWN, noise="own")
+    found = result.verdicts
+    assert {name for name in flagged if found[name] == Verdict.REFUTED} == flagged, (bug, result.lines())
+    assert result.exit_status == EXIT_NONCONFORMING
+    for name in flagged:
+        assert any(line.startswith(f"dpdo-nc/conformance-{name}  refuted: ") for line in result.lines())
+
+
 def test_a_too_small_noise_is_caught_by_the_audit_of_its_own_messages(tmp_path):
     """Noise ten times too small: the audit's eps lower bound exceeds the claimed eps."""
     path = planted(EXAMPLE, tmp_path, "sigma = 2.0 * np.sqrt(d) * alpha", "sigma = 0.2 * np.sqrt(d) * alpha")
@@ -97,9 +130,10 @@ def test_an_implementation_with_its_own_noise_is_judged_statistically(tmp_path):
     path.write_text(path.read_text().replace("    n, d = setting.num_agents, setting.dim\n",
                                              "    n, d = setting.num_agents, setting.dim\n"
                                              "    own = np.random.default_rng(rng.integers(2**32))\n"))
-    owned = verify("dpdo-nc", f"{path}:run", checks=FAST, noise="own")
+    owned = verify("dpdo-nc", f"{path}:run", checks=FAST + ("replay", "noise-law"), noise="own")
     found = owned.verdicts
     assert found["exact"] == Verdict.NOT_RUN and owned.conforms, owned.lines()
+    assert found["replay"] == found["noise-law"] == Verdict.CONFIRMED, owned.lines()
     # not rejected, but its runs are too few to rule out a Kolmogorov distance of DISTRIBUTION_MARGIN (the DKW bound
     # alone needs about 2000 a side): the distribution check can refute here, not confirm
     assert found["noise-scale"] == Verdict.CONFIRMED and found["distribution"] == Verdict.INCONCLUSIVE

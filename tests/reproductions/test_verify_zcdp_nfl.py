@@ -1,27 +1,34 @@
 """`dpverify verify` on zCDP-NFL: the per-client-loop example and our reference conform; seven realistic bugs
-planted into copies of the example are each flagged by the checks that should see them; the correct example's
-false-alarm rate over 20 seeds is within the stated level.
+planted into copies of the example are each flagged by the checks that should see them; bugs in the update (7)/(9)
+are refuted by the replay with the implementation's own noise, where the exact check cannot run; the correct
+example's false-alarm rate over 20 seeds is within the stated level.
 
 Every verification of this file runs once, in one joblib batch over 2 workers (a module fixture): the statistical
 checks cost 400 runs of each implementation, the privacy audit 20,000 short runs (it runs once, on the example)."""
 
 from pathlib import Path
 
+import numpy as np
 import pytest
 import scipy.stats
 from joblib import Parallel, delayed
 
-from dpverify.reproductions.verify import EXIT_NONCONFORMING, verify
+from dpverify.algorithms.zcdp_nfl.contract import replay
+from dpverify.reproductions.experiments import parameters_of
+from dpverify.reproductions.verify import EXIT_NONCONFORMING, load_implementation, suite_of, verify
 from dpverify.theory.claims import Verdict
+from dpverify.theory.execution import DEFAULT_ROOT_SEED, CheckContext
 from dpverify.theory.stats import SIGNIFICANCE
 from tests.reproductions.planting import planted
 
 REPO = Path(__file__).resolve().parents[2]
 EXAMPLE = REPO / "examples" / "zcdp_nfl" / "my_zcdp_nfl.py"
 REFERENCE = "dpverify.algorithms.zcdp_nfl.contract:REFERENCE"
-CHEAP = ("accounting", "exact", "noise-scale")   # the reference's checks (its distribution against itself adds nothing)
+# the reference's checks (its distribution against itself adds nothing)
+CHEAP = ("accounting", "exact", "replay", "noise-scale")
 STATISTICAL = ("noise-scale", "distribution")
 FALSE_ALARM_SEEDS = range(20)
+LAST_LINE = f"{EXAMPLE}:run conforms to zcdp-nfl: no check found a deviation (inconclusive: distribution, privacy)"
 
 # (bug, text in the example, planted text, the checks that must refute it). Each bug runs only the checks named.
 BUGS = [
@@ -44,13 +51,34 @@ BUGS = [
     ("wrong mixing weights (own broadcast weighted 1 instead of |N_k| in (7))",
      "rho * (degrees[k] * x + neighbour_sum)", "rho * (x + neighbour_sum)", {"exact"}),
 ]
+PLANTED = {bug: (original, replacement) for bug, original, replacement, _ in BUGS}
+
+# (bug, text in the example, planted text): bugs in the update, each refuted by `replay` alone with the
+# implementation's own noise (noise="own"): the state it reports is not (7) of the broadcasts it received.
+UPDATE_BUGS = [
+    ("the dual's sign flipped in (7)", "- gamma[k] - g", "+ gamma[k] - g"),
+    ("rho |N_k| instead of 2 rho |N_k| in the denominator of (7)",
+     "new_w.append(numerator / (1.0 / eta + 2.0 * rho * degrees[k]))",
+     "new_w.append(numerator / (1.0 / eta + rho * degrees[k]))"),
+    ("the sum of the per-sample subgradients instead of their mean", "g = gradients.sum(axis=0) / samples[k]",
+     "g = gradients.sum(axis=0)"),
+    ("the dual (9) updated from the un-noised states instead of the received broadcasts",
+     "gamma[k] = gamma[k] + rho * sum(sent[k] - sent[l] for l in neighbors[k])",
+     "gamma[k] = gamma[k] + rho * sum(new_w[k] - new_w[l] for l in neighbors[k])"),
+] + [(bug, *PLANTED[bug]) for bug in (
+    "step size off by one iteration", "noise drawn but the neighbours' un-noised values mixed into (7)",
+    "per-sample clipping to c1 skipped", "wrong mixing weights (own broadcast weighted 1 instead of |N_k| in (7))")]
+# bugs in the noise alone: the update of what was received is right, so the replay confirms them (the accounting,
+# noise-scale and exact checks above refute them)
+NOISE_BUGS = ["noise scale off by a factor (the variance used as the standard deviation)",
+              "noise drawn but the un-noised value sent"]
 
 
 
-def verdicts_of(implementation: str, checks: tuple[str, ...] | None, seed: int | None = None):
+def verdicts_of(implementation: str, checks: tuple[str, ...] | None, seed: int | None = None, noise: str = "tape"):
     """One verification, in a joblib worker: the verdict of each check, the exit status and the report lines. The
     paper's claims re-run on the implementation are tested in test_verify_claims_zcdp_nfl.py."""
-    result = verify("zcdp-nfl", implementation, checks=checks, claims=False,
+    result = verify("zcdp-nfl", implementation, checks=checks, claims=False, noise=noise,
                     **({} if seed is None else {"seed": seed}))
     return result.verdicts, result.exit_status, result.lines()
 
@@ -65,6 +93,9 @@ def outcomes(tmp_path_factory):
     jobs |= {f"bug/{bug}": (f"{bugs[bug]}:run", tuple(sorted(flagged)), None)
              for bug, _, _, flagged in BUGS}
     jobs |= {f"seed/{seed}": (f"{EXAMPLE}:run", STATISTICAL, seed) for seed in FALSE_ALARM_SEEDS}
+    replayed = UPDATE_BUGS + [(bug, *PLANTED[bug]) for bug in NOISE_BUGS]
+    jobs |= {f"replay/{bug}": (f"{planted(EXAMPLE, directory, original, replacement, f'replayed_zcdp_nfl_{i}.py')}:run",
+                               ("replay",), None, "own") for i, (bug, original, replacement) in enumerate(replayed)}
     # the longest jobs first, so that the two workers finish together
     order = sorted(jobs, key=lambda label: (label != "example", jobs[label][1] is None or "distribution" not in jobs[label][1]))
     results = Parallel(n_jobs=2)(delayed(verdicts_of)(*jobs[label]) for label in order)
@@ -73,15 +104,38 @@ def outcomes(tmp_path_factory):
 
 def test_the_example_and_the_reference_conform(outcomes):
     """The example with every check, the privacy audit of its own messages included (not refuted); the reference
-    with the accounting, exact and noise-scale checks."""
+    with the accounting, exact, replay and noise-scale checks."""
     found, status, lines = outcomes["example"]
     assert status == 0, lines
-    assert found["exact"] == found["accounting"] == found["noise-scale"] == Verdict.CONFIRMED
+    assert found["exact"] == found["accounting"] == found["replay"] == found["noise-scale"] == Verdict.CONFIRMED
     assert found["distribution"] == Verdict.INCONCLUSIVE    # not rejected; too few runs to rule out DISTRIBUTION_MARGIN
     assert found["privacy"] == Verdict.INCONCLUSIVE          # an audit never confirms
-    assert lines[-1].endswith("conforms to zcdp-nfl: no check found a deviation")
+    assert lines[-1] == LAST_LINE
     found, status, lines = outcomes["reference"]
     assert status == 0 and set(found.values()) == {Verdict.CONFIRMED}, lines
+
+
+def test_the_replay_reproduces_the_reference_and_the_example_to_round_off():
+    """The replay of the transcript's own broadcasts gives back its iterates, w^(0..T), to round-off (fixed seeds)."""
+    setting = suite_of("zcdp-nfl").setting(CheckContext(profile="quick", root_seed=DEFAULT_ROOT_SEED,
+                                                        parameters=parameters_of("zcdp-nfl", "quick")))
+    for implementation in (REFERENCE, f"{EXAMPLE}:run"):
+        for seed in range(3):
+            run = load_implementation(implementation)(setting, np.random.default_rng(seed))
+            residual = np.abs(replay(setting, run)["iterates"] - run["iterates"]).max()
+            assert residual < 1e-12, (implementation, seed, residual)
+
+
+@pytest.mark.parametrize("bug", [b[0] for b in UPDATE_BUGS])
+def test_each_bug_in_the_update_is_refuted_by_the_replay_with_its_own_noise(bug, outcomes):
+    found, status, lines = outcomes[f"replay/{bug}"]
+    assert found["replay"] == Verdict.REFUTED and status == EXIT_NONCONFORMING, (bug, lines)
+
+
+@pytest.mark.parametrize("bug", NOISE_BUGS)
+def test_a_bug_in_the_noise_alone_passes_the_replay(bug, outcomes):
+    found, status, lines = outcomes[f"replay/{bug}"]
+    assert found["replay"] == Verdict.CONFIRMED and status == 0, (bug, lines)
 
 
 @pytest.mark.parametrize("bug, flagged", [(b[0], b[3]) for b in BUGS], ids=[b[0] for b in BUGS])

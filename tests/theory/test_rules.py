@@ -103,6 +103,19 @@ def test_equivalence_error_rates(difference, wrong):
     assert_rate_within_level(errors, SIGNIFICANCE)
 
 
+def test_calibrated_noise_refutes_less_noise_than_promised_whatever_the_margin():
+    rule = rules.calibrated_noise(0.1)
+
+    def verdict(low, high, upper):
+        return decide(rule, intervals={"round 1": (low, high)}, upper_bounds={"round 1": upper})
+    assert verdict(-0.05, 0.04, 0.05) == Verdict.CONFIRMED
+    assert verdict(-0.101, -0.073, -0.06) == Verdict.REFUTED     # [0.904, 0.93], upper bound below 1: less noise
+    assert verdict(-0.043, -0.0004, 0.01) == Verdict.CONFIRMED   # [0.958, 1.0) but not below 1 at the strict level
+    assert verdict(-0.05, 0.2, 0.25) == Verdict.INCONCLUSIVE
+    assert verdict(0.02, 0.2, 0.25) == Verdict.INCONCLUSIVE      # more noise: accuracy only
+    assert verdict(0.12, 0.3, 0.35) == Verdict.REFUTED
+
+
 def test_audit_lower_bound_never_confirms():
     rule = rules.audit_lower_bounds()
     assert decide(rule, lower_bounds={"eps": (1.3, 1.0)}) == Verdict.REFUTED

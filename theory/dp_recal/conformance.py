@@ -13,6 +13,10 @@ The privacy audit observes u~^2, the first release of the agent with the largest
 under neighbouring local functions (contract.neighbours, Lemma 5's worst case), along a walk that starts at that
 agent; Lemma 6 claims that release rho_1-zCDP, rho_1 = 8 alpha^2 beta^2 c^2 / sigma_1^2, i.e. (rho_1 + 2
 sqrt(rho_1 ln 1/delta), delta)-DP by Prop. 3 (the claim audited).
+
+The setting's reading of (7e) is U_READING, which the reference (hence the exact and distribution checks) runs; the
+replay accepts either reading, the one each run follows (followed_reading), since both are Algorithm 1 and verify has
+no per-paper option through which a user could name one.
 """
 
 from __future__ import annotations
@@ -28,7 +32,7 @@ from dpverify.algorithms.dp_recal import contract
 from dpverify.algorithms.dp_recal.algorithm import stepsize_bounds
 from dpverify.algorithms.dp_recal.composite import CompositeProblem
 from dpverify.theory.audit import PrivacyClaim
-from dpverify.theory.conformance import Suite
+from dpverify.theory.conformance import ABSOLUTE_TOLERANCE, RELATIVE_TOLERANCE, Suite
 from dpverify.theory.execution import CheckContext, task_seed_sequence
 
 FIGURE = "figure-2"         # the experiment whose problem and privacy parameters verify uses (Fig. 2, v1:L566)
@@ -42,6 +46,10 @@ TARGET_SCALE = 3.0          # default: targets b = 3 (B w0 + e) (w0 of this seed
 # default: alpha_i = f_i 2/(L_i + 1), uncoordinated fractions inside the theorems' range (0, 2/(L_i + 1)) (v1 Theorems 2-3;
 # spec §6 suggests f = 1/2 for all); spread so that max_i alpha_i, Lemma 5's alpha, differs from most agents' own
 STEP_FRACTIONS = (0.25, 0.4, 0.55, 0.7, 0.85)
+# default: (7e) read as printed (Alg. 1 line 3, v1:L258; the exact running sum u^k = U^T lam^k, v1:L201), the
+# algorithm the paper analyses ((9b): the x-update carries the one fresh eps^k) and the reference reproduces its
+# figures with. The other reading, "received" (u~^k + lam_i+ - lam_i, what a relay agent can compute), is replayed too
+U_READING = "literal"
 
 
 def instance(values) -> tuple[CompositeProblem, LocalData, np.ndarray, np.ndarray]:
@@ -64,7 +72,36 @@ def setting(context: CheckContext) -> contract.DpRecalSetting:
     plf = int(np.bincount(walk[:-1], minlength=NUM_AGENTS).max())          # Theta_K of this walk
     return contract.DpRecalSetting(problem, data, network, walk, x1, np.tile(x1, (NUM_AGENTS, 1)), alpha,
                                    float(values["epsilons"][0]), float(values["delta"]), plf, float(values["decay"]),
-                                   float(values["clip"]), horizon)
+                                   float(values["clip"]), horizon, U_READING)
+
+
+def _replays(setting: contract.DpRecalSetting, transcript) -> tuple[str, dict[str, np.ndarray]]:
+    """The reading of (7e) the transcript follows, and the replay's predictions in it: the reading under which every
+    value is predicted (the setting's when both are: no noise), else the one followed longest (the latest first
+    divergence), so that a run that mixes the readings is refuted where it leaves the one it followed first."""
+    def followed(predicted: dict[str, np.ndarray]) -> int:      # iterations matched before the first divergence
+        first = setting.horizon + 1
+        for name, offset in (("iterates", 0), ("messages", 1)):   # iteration k: iterates[k] and messages[k-1]
+            known = np.isfinite(predicted[name])
+            close = np.isclose(np.where(known, transcript[name], 0.0), np.where(known, predicted[name], 0.0),
+                               rtol=RELATIVE_TOLERANCE, atol=ABSOLUTE_TOLERANCE)
+            wrong = np.flatnonzero(~close.reshape(len(close), -1).all(axis=1))
+            first = min(first, int(wrong[0]) + offset) if wrong.size else first
+        return first
+    readings = (setting.u_reading,) + tuple(r for r in contract.U_READINGS if r != setting.u_reading)
+    predictions = {reading: contract.replay(setting, transcript, reading) for reading in readings}
+    reading = max(readings, key=lambda r: followed(predictions[r]))    # the first maximum: the setting's on a tie
+    return reading, predictions[reading]
+
+
+def followed_reading(setting: contract.DpRecalSetting, transcript) -> str:
+    """"literal" or "received": the reading of (7e) the transcript follows (the replay's, _replays)."""
+    return _replays(setting, transcript)[0]
+
+
+def replay(setting: contract.DpRecalSetting, transcript) -> dict[str, np.ndarray]:
+    """contract.replay in the reading the transcript follows (followed_reading): either reading is Algorithm 1."""
+    return _replays(setting, transcript)[1]
 
 
 def claimed(setting: contract.DpRecalSetting) -> PrivacyClaim:
@@ -76,4 +113,4 @@ def claimed(setting: contract.DpRecalSetting) -> PrivacyClaim:
 SUITE = Suite(
     paper="dp-recal", line="v1:L248-L266", setting=setting, reference=contract.REFERENCE, shapes=contract.shapes,
     added_noise=contract.added_noise, calibration=contract.calibration, noise="normal", neighbours=contract.neighbours,
-    observe=contract.observe, claimed=claimed)
+    observe=contract.observe, claimed=claimed, replay=replay)

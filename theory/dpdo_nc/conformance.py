@@ -36,4 +36,4 @@ def setting(context: CheckContext) -> contract.DpdoNcSetting:
 SUITE = Suite(
     paper="dpdo-nc", line="L159-L168", setting=setting, reference=contract.REFERENCE, shapes=contract.shapes,
     added_noise=contract.added_noise, calibration=contract.calibration, noise="laplace", neighbours=contract.neighbours, observe=contract.observe,
-    claimed=lambda setting: PrivacyClaim(epsilon=setting.epsilon))
+    claimed=lambda setting: PrivacyClaim(epsilon=setting.epsilon), replay=contract.replay)

@@ -76,4 +76,5 @@ def observe(transcript) -> np.ndarray:
 SUITE = Suite(
     paper="wang-basar", line="L174-L198", setting=setting, reference=contract.REFERENCE, shapes=contract.shapes,
     added_noise=contract.added_noise, calibration=contract.calibration, noise="normal", neighbours=neighbours,
-    observe=observe, claimed=lambda setting: PrivacyClaim(epsilon=AUDIT_EPSILON, delta=AUDIT_DELTA))
+    observe=observe, claimed=lambda setting: PrivacyClaim(epsilon=AUDIT_EPSILON, delta=AUDIT_DELTA),
+    replay=contract.replay)

@@ -59,4 +59,4 @@ def claimed(setting: contract.ZcdpNflSetting) -> PrivacyClaim:
 SUITE = Suite(
     paper="zcdp-nfl", line="L83-L100", setting=setting, reference=contract.REFERENCE, shapes=contract.shapes,
     added_noise=contract.added_noise, calibration=contract.calibration, noise="normal", neighbours=contract.neighbours,
-    observe=contract.observe, claimed=claimed)
+    observe=contract.observe, claimed=claimed, replay=contract.replay)
