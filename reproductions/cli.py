@@ -563,7 +563,9 @@ def bench(paper: PaperArg = None,
                                              "dpdo-nc), with fitted scaling exponents; takes several minutes")] = False,
           audit: Annotated[bool, typer.Option(help="also benchmark the privacy auditor")] = True,
           verify: Annotated[bool, typer.Option(help="also time `dpverify verify` on each paper's per-agent-loop "
-                                               "example (budget 3 minutes per paper; adds several minutes)")] = False
+                                               "example: the conformance checks alone (budget 15 s), and the default "
+                                               "run with its claims on a cold (3 minutes) and a warm cache (60 s); "
+                                               "adds about 15 minutes")] = False
           ) -> None:
     """Measure speed: each paper's reference algorithm against three baselines, per round, after a warm-up,
     interleaved (A B C, B C A, ...) and repeated; medians with their ranges and ratios paired within a repeat.
