@@ -628,7 +628,8 @@ def compare(baseline: Annotated[Path, typer.Argument(help="an earlier report's s
     differences = compare_summaries(load_summary(baseline), load_summary(current), tolerance=tolerance)
     for difference in differences:
         typer.echo(difference.line())
-    kinds = {kind: sum(d.kind == kind for d in differences) for kind in ("verdict", "added", "removed", "summary", "number")}
+    kinds = {kind: sum(d.kind == kind for d in differences)
+             for kind in ("verdict", "not-comparable", "added", "removed", "summary", "number")}
     typer.echo(f"{len(differences)} difference(s): " + ", ".join(f"{kind}: {n}" for kind, n in kinds.items()))
 
 

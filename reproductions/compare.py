@@ -31,12 +31,36 @@ NUMBER_TOLERANCE = 1e-9  # default: relative change of an evidence number counte
 class Difference:
     paper: str
     claim: str
-    kind: str       # "verdict", "added", "removed", "summary", "number"
+    kind: str       # "verdict", "not-comparable", "added", "removed", "summary", "number"
     before: Any
     after: Any
+    why: str = ""   # for "not-comparable": why this run could not decide the claim the way the baseline did
 
     def line(self) -> str:
-        return f"{self.claim}: {self.kind}: {self.before!r} -> {self.after!r}"
+        return f"{self.claim}: {self.kind}: {self.before!r} -> {self.after!r}" + (f" ({self.why})" if self.why else "")
+
+
+def not_comparable(before: dict[str, Any], after: dict[str, Any]) -> str:
+    """Why a claim's two verdicts were not made the same way ('' if they were): a check the baseline ran that this
+    run left out of its scope (an experiment it did not reproduce: `check` reproduces no figure), or a randomized
+    check whose baseline seeds disagreed and that this run decided under other seeds. One rule, for every gate."""
+    checks_before = {c["name"]: c for c in before["checks"]}
+    reasons = []
+    for check in after["checks"]:
+        previous = checks_before.get(check["name"])
+        if previous is None:
+            continue
+        outside = check.get("values", {}).get("outside_run")
+        if check.get("verdict") == "not-run" and outside and previous.get("verdict") != "not-run":
+            reasons.append(f"[{check['name']}] read {', '.join(outside)}, which this run did not reproduce and the "
+                           "baseline's did")
+        seeds_before = previous.get("values", {}).get("seeds") or {}
+        seeds_after = (check.get("values", {}).get("seeds") or {}).get("root_seeds")
+        disagreed = seeds_before and seeds_before.get("agreeing", 0) < len(seeds_before.get("verdicts", ()))
+        if disagreed and seeds_after != seeds_before.get("root_seeds"):
+            reasons.append(f"[{check['name']}] flipped between the baseline's root seeds "
+                           f"{seeds_before.get('root_seeds')}; this run used {seeds_after or 'one seed'}")
+    return "; ".join(reasons)
 
 
 def load_summary(path: Path) -> dict[str, Any]:
@@ -115,7 +139,9 @@ def compare_summaries(baseline: dict[str, Any], current: dict[str, Any], *,
         for claim in sorted(set(old) & set(new)):
             before, after = old[claim], new[claim]
             if before["verdict"] != after["verdict"]:
-                differences.append(Difference(paper, claim, "verdict", before["verdict"], after["verdict"]))
+                why = not_comparable(before, after)
+                differences.append(Difference(paper, claim, "not-comparable" if why else "verdict", before["verdict"],
+                                              after["verdict"], why))
             differences += _privacy_moves(paper, claim, before, after, tolerance)
             checks_before = {c["name"]: c for c in before["checks"]}
             for check in after["checks"]:
@@ -153,7 +179,7 @@ class Gate:
 
     def __post_init__(self) -> None:   # in a partial run, a claim it did not run is no difference
         kept = tuple(d for d in self.differences if d.paper not in self.partial
-                     or not (d.kind == "removed" or (d.kind == "verdict" and d.after == "not-run")))
+                     or not (d.kind == "removed" or (d.kind in ("verdict", "not-comparable") and d.after == "not-run")))
         object.__setattr__(self, "differences", kept)
 
     def _verdicts(self, test) -> list[Difference]:
@@ -168,16 +194,22 @@ class Gate:
     def fixes(self) -> list[Difference]:
         return self._verdicts(lambda d: d.kind == "verdict" and d.before == "refuted" and d.after != "refuted")
 
+    @property
+    def not_comparable(self) -> list[Difference]:
+        return self._verdicts(lambda d: d.kind == "not-comparable")
+
     def failing(self, strict: bool) -> list[Difference]:
-        """What fails the job: the regressions, or with `strict` every difference."""
-        return list(self.differences) if strict else self.regressions
+        """What fails the job: the regressions, or with `strict` every difference but the claims this run could not
+        decide the way the baseline did (not_comparable: never a failure)."""
+        return [d for d in self.differences if d.kind != "not-comparable"] if strict else self.regressions
 
     def lines(self) -> list[str]:
         new = [d for d in self.regressions if d.kind == "verdict" and d.after == "refuted"]
         parts = [("new refutations", new), ("lost confirmations or removed claims", [d for d in self.regressions
                                                                                   if d not in new]),
-                 ("fixed", self.fixes), ("other changes", [d for d in self.differences
-                                                          if d not in self.regressions and d not in self.fixes])]
+                 ("fixed", self.fixes), ("not comparable (decided another way than the baseline)", self.not_comparable),
+                 ("other changes", [d for d in self.differences if d not in self.regressions and d not in self.fixes
+                                    and d not in self.not_comparable])]
         out = []
         for title, found in parts:
             out += [f"{title}: {len(found)}"] + [f"  {d.line()}" for d in found]

@@ -20,6 +20,7 @@ def write_junit(path: Path, summary: dict[str, Any], gate: Gate | None = None, *
     failing: dict[str, list[str]] = {}
     for difference in (gate.failing(strict) if gate is not None else []):
         failing.setdefault(difference.claim.split(" [")[0], []).append(difference.line())
+    incomparable = {d.claim: d.line() for d in (gate.not_comparable if gate is not None else [])}
     suites = ElementTree.Element("testsuites", name="dpverify")
     for paper_id, paper in summary["papers"].items():
         suite = ElementTree.SubElement(suites, "testsuite", name=paper_id, tests=str(len(paper["claims"])))
@@ -34,6 +35,8 @@ def write_junit(path: Path, summary: dict[str, Any], gate: Gate | None = None, *
                 failure = ElementTree.SubElement(case, "failure", message="; ".join(failing[claim["id"]]),
                                                  type="regression" if not strict else "change")
                 failure.text = evidence
+            elif claim["id"] in incomparable:     # decided another way than the baseline: neither pass nor failure
+                ElementTree.SubElement(case, "skipped", message=f"not comparable with the baseline: {incomparable[claim['id']]}")
             elif claim["verdict"] == "not-run":
                 ElementTree.SubElement(case, "skipped", message=claim["not_run_reason"] or evidence)
         suite.set("failures", str(failures))

@@ -107,9 +107,7 @@ class Check:
 
     def unmet(self, context: CheckContext) -> str:
         """Why this run cannot run the check ('' when it can)."""
-        alternatives = [(need,) if isinstance(need, str) else need for need in self.needs]
-        missing = [" or ".join(need) for need in alternatives if not any(e in context.experiments for e in need)]
-        if missing:
+        if missing := self.outside_run(context):
             return f"{', '.join(missing)} not reproduced in this run (`dpverify reproduce` checks it)"
         requested = {d for e in self.experiments_read(context) for d in context.parameters[e].get("datasets")}
         reasons = []
@@ -120,6 +118,12 @@ class Check:
             elif all(context.datasets.get(d, _UNKNOWN) for d in wanted):
                 reasons.append("; ".join(f"{d}: {context.datasets.get(d, _UNKNOWN)}" for d in wanted))
         return "data not available: " + "; ".join(reasons) if reasons else ""
+
+    def outside_run(self, context: CheckContext) -> list[str]:
+        """The needed experiments this run did not reproduce (each "a or b" for alternatives): the check is outside
+        the run's scope (`check` reproduces no figure), which a gate must not read as a regression."""
+        alternatives = [(need,) if isinstance(need, str) else need for need in self.needs]
+        return [" or ".join(need) for need in alternatives if not any(e in context.experiments for e in need)]
 
     def experiments_read(self, context: CheckContext) -> list[str]:
         """The needed experiments that this run supplied and whose parameters name datasets."""
@@ -157,7 +161,8 @@ class Check:
         if self.rule is None:
             raise TypeError(f"check {self.name!r} declares no rule")
         if reason := self.unmet(context):
-            return CheckResult(self.name, self.method, Verdict.NOT_RUN, Evidence(reason), 0.0, self.rule)
+            scope = {"outside_run": missing} if (missing := self.outside_run(context)) else {}
+            return CheckResult(self.name, self.method, Verdict.NOT_RUN, Evidence(reason, scope), 0.0, self.rule)
         try:
             with record_parameter_reads() as read:
                 for experiment in self.results_read(context):   # its results depend on all of its parameters

@@ -7,6 +7,7 @@
 
 import copy
 import json
+import shutil
 import subprocess
 import sys
 import xml.etree.ElementTree as ElementTree
@@ -48,6 +49,54 @@ def test_the_gate_fails_on_regressions_only():
     assert {d.claim for d in judged.fixes} == {"p/b"}
     assert {d.claim for d in judged.failing(strict=True) if d.kind == "verdict"} == {"p/a", "p/b", "p/c", "p/e"}
     assert Gate(tuple(compare_summaries(summary_with(before), summary_with(before)))).failing(strict=True) == []
+
+
+def _with_check_values(summary: dict, claim: str, **values) -> dict:
+    summary = copy.deepcopy(summary)
+    record = next(c for c in summary["papers"]["p"]["claims"] if c["id"] == claim)
+    record["checks"][0]["values"] = values
+    return summary
+
+
+def test_a_claim_decided_another_way_is_not_comparable_and_a_genuine_regression_still_fails(tmp_path):
+    """Issue 31: a check this run left out of its scope (an experiment it did not reproduce), or a randomized check
+    whose baseline seeds disagreed and that this run decided under other seeds, makes the claim not comparable: not
+    a regression, not a JUnit failure, even with --strict. The same verdict changes without those reasons fail."""
+    from dpverify.reproductions.compare import compare_summaries
+
+    seeds = {"root_seeds": [1, 2, 3], "verdicts": ["confirmed", "inconclusive", "confirmed"], "agreeing": 2}
+    before = _with_check_values(summary_with({"p/a": "confirmed", "p/b": "inconclusive", "p/c": "confirmed"}),
+                                "p/b", seeds=seeds)
+    after = summary_with({"p/a": "not-run", "p/b": "refuted", "p/c": "refuted"})
+    after = _with_check_values(after, "p/a", outside_run=["figure-1"])
+    after = _with_check_values(after, "p/b", seeds={"root_seeds": [1], "verdicts": ["refuted"], "agreeing": 1})
+    judged = Gate(tuple(compare_summaries(before, after)))
+    assert [(d.claim, d.kind) for d in judged.not_comparable] == [("p/a", "not-comparable"), ("p/b", "not-comparable")]
+    assert judged.not_comparable[0].why == "[c] read figure-1, which this run did not reproduce and the baseline's did"
+    assert judged.not_comparable[1].why == "[c] flipped between the baseline's root seeds [1, 2, 3]; this run used [1]"
+    assert [d.claim for d in judged.regressions] == ["p/c"]             # no reason: a genuine new refutation
+    assert [d.claim for d in judged.failing(strict=True) if d.kind in ("verdict", "not-comparable")] == ["p/c"]
+    root = ElementTree.parse(write_junit(tmp_path / "junit.xml", after, judged)).getroot()
+    cases = {case.get("name"): case for case in root.findall("testsuite/testcase")}
+    assert root.find("testsuite").get("failures") == "1" and cases["p/c"].find("failure") is not None
+    assert cases["p/b"].find("skipped").get("message").startswith("not comparable with the baseline: p/b: ")
+    same_seeds = _with_check_values(after, "p/b", seeds=seeds | {"verdicts": ["refuted"] * 3, "agreeing": 3})
+    assert [d.claim for d in Gate(tuple(compare_summaries(before, same_seeds))).regressions] == ["p/b", "p/c"]
+
+
+def test_docs_ci_command_passes_against_the_committed_baseline(tmp_path):
+    """Issue 31: docs/ci.md's first command, exactly as written, on a copy of the committed report, exits 0 with no
+    failing JUnit case (the committed baseline was made by `reproduce --seeds 5`; `check` reproduces no figure and
+    runs one seed, so what it cannot decide the same way is not comparable, not a regression)."""
+    text = (REPO / "docs" / "ci.md").read_text()
+    command = next(line for line in text.splitlines() if line.startswith("dpverify check --baseline"))
+    shutil.copytree(REPO / "reports", tmp_path / "reports", ignore=shutil.ignore_patterns("results", "figures", "paper"))
+    done = subprocess.run([sys.executable, "-m", "dpverify", *command.split()[1:]], capture_output=True, text=True,
+                          cwd=tmp_path, timeout=900)
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+    assert "new refutations: 0" in done.stdout and "lost confirmations or removed claims: 0" in done.stdout
+    junit = ElementTree.parse(tmp_path / "dpverify-junit.xml").getroot()
+    assert all(suite.get("failures") == "0" for suite in junit.findall("testsuite"))
 
 
 def test_junit_has_one_case_per_claim_and_fails_the_regression(tmp_path):
