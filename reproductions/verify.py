@@ -27,7 +27,7 @@ from dpverify.reproductions.experiments import parameters_of
 from dpverify.reproductions.runner import Runner
 from dpverify.reproductions.verify_claims import ClaimComparison, compare_claims, selected
 from dpverify.theory.claims import ClaimResult, NothingToMeasure, Verdict, evaluate
-from dpverify.theory.conformance import CHECKS, Float64Required, Suite, conformance_claims, transcript
+from dpverify.theory.conformance import CHECK_LEVEL, CHECKS, Float64Required, Suite, conformance_claims, transcript
 from dpverify.theory.execution import DEFAULT_ROOT_SEED, CheckContext
 from dpverify.theory.implementations import (  # noqa: F401 (load_implementation, load_object: API)
     ImplementationNotFound,
@@ -174,7 +174,9 @@ def verify(paper: str, implementation: Callable | str, *, profile: str = "quick"
     name = implementation if isinstance(implementation, str) else getattr(implementation, "__qualname__",
                                                                           repr(implementation))
     suite = suite_of(paper)
-    context = CheckContext(profile=profile, root_seed=seed, parameters=parameters_of(paper, profile))
+    # the audit's lower bound at its share of the exit status's false-alarm rate (conformance.VERIFY_LEVEL)
+    context = CheckContext(profile=profile, root_seed=seed, parameters=parameters_of(paper, profile),
+                           audit_confidence=1 - CHECK_LEVEL)
     if claims is None:
         claims = checks is None
     only = None if claims in (True, False) else tuple(claims)

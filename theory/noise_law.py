@@ -25,8 +25,8 @@ import scipy.stats
 
 from dpverify.theory.stats import SIGNIFICANCE
 
-# default: the family-wise level of this check's tests and bounds, SIGNIFICANCE / 5: its thousands of tests would
-# otherwise add up to 5% to the false alarms of verify's exit status on their own (plausible 0.001-0.05)
+# default: the family-wise level of this check's tests and bounds; verify passes its share of VERIFY_LEVEL
+# (conformance.CHECK_LEVEL)
 LEVEL = SIGNIFICANCE / 5
 # default margins: the deviation each part must rule out to confirm (plausible ranges in brackets)
 FAMILY_MARGIN = 0.03        # Kolmogorov distance of the self-normalized law from the family's: Laplace vs Gaussian of
