@@ -14,7 +14,7 @@ by a rule of theory/rules.py:
    state and the messages it received (contract.replay; exact, step by step);
 3. noise scale: from the messages it actually sent (message - state), the noise scale per round and
    per agent, with simultaneous confidence intervals, against the calibration (equivalence, TOST; less noise
-   than promised, an interval entirely below 1, refutes whatever the margin: calibrated_noise);
+   than promised, an upper bound below 1 at BELOW_LEVEL, refutes whatever the margin: calibrated_noise);
 3b. noise law: the same noise's family, centre and independence across runs, rounds, agents and coordinates
    (theory/noise_law.py; fits_identity, each bound in units of its margin);
 4. distribution: its messages over independent runs against the reference's, per (round, agent,
@@ -345,7 +345,7 @@ def check_noise_scale(suite: Suite, implementation: Callable, context: CheckCont
     worst = (below or outside or [max(intervals, key=lambda k: max(abs(intervals[k][0]), abs(intervals[k][1])))])[0]
     low, high = np.exp(intervals[worst])
     where = ("significantly below 1: less noise than promised, upper bound "
-             f"{np.exp(uppers[worst]):.3g} at {1 - BELOW_LEVEL:.0%} simultaneous" if below else
+             f"{np.exp(uppers[worst]):.3g} at {1 - BELOW_LEVEL:.2%} simultaneous" if below else
              "outside the margin" if outside else "at its farthest")
     return Measurement(
         f"noise actually added to the messages, {runs['messages'].shape[0]} runs: scale / the paper's calibration in "

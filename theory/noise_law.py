@@ -23,16 +23,12 @@ from __future__ import annotations
 import numpy as np
 import scipy.stats
 
-from dpverify.theory.stats import SIGNIFICANCE
-
-# default: the family-wise level of this check's tests and bounds; verify passes its share of VERIFY_LEVEL
-# (conformance.CHECK_LEVEL)
-LEVEL = SIGNIFICANCE / 5
 # default margins: the deviation each part must rule out to confirm (plausible ranges in brackets)
 FAMILY_MARGIN = 0.03        # Kolmogorov distance of the self-normalized law from the family's: Laplace vs Gaussian of
                             # equal variance is 0.05 apart [0.02-0.05]
-# The two below are about the smallest deviations the default run counts (400-700 runs) can rule out at LEVEL for a
-# conforming implementation (the bounds' widths, computed before any verdict: 3.6 sqrt(2) / sqrt(pooled draws) for a
+# The two below are about the smallest deviations the default run counts (400-700 runs) can rule out for a conforming
+# implementation at level 0.01, computed before verify's level became 0.0025 (conformance.CHECK_LEVEL: the widths grow
+# by about 6%) (the bounds' widths, computed before any verdict: 3.6 sqrt(2) / sqrt(pooled draws) for a
 # mean, tanh(~0.2 + 5.5 / sqrt(runs)) for ~15,000 correlations), rounded up.
 CENTRE_MARGIN = 0.15        # |mean| of a round's or an agent's pooled draws, in calibrated scales [0.05-0.2]
 CORRELATION_MARGIN = 0.6    # |correlation| of two entries across runs; reuse and sharing give 1 [0.3-0.7]
@@ -109,7 +105,7 @@ def independence_part(standard: np.ndarray, level: float) -> tuple[np.ndarray, f
     return p_values, bound, f"entries {one} and {two} (round, agent, ...; 0-based): r = {r[worst]:.3f}"
 
 
-def measure(standard: np.ndarray, kind: str, level: float = LEVEL) -> tuple[str, dict]:
+def measure(standard: np.ndarray, kind: str, level: float) -> tuple[str, dict]:
     """The three parts on standardized noise (R, T, N, ...), NaN where the paper adds no noise: an evidence line
     and the values fits_identity(1.0) reads (every bound divided by its own margin). Each part's bounds hold at
     level / 3, so the three together at `level`."""
@@ -128,5 +124,5 @@ def measure(standard: np.ndarray, kind: str, level: float = LEVEL) -> tuple[str,
             f"{(centre_p.min() if centre_p.size else 1.0):.3g}, |mean| <= {centres.get(worst_centre, 0.0):.3g} at its "
             f"widest ({worst_centre}; margin {CENTRE_MARGIN:g}); independence: {pair_p.size} pairs, smallest p = "
             f"{pair_p.min():.3g}, |correlation| <= {correlation:.3g} at its largest, {where} (margin "
-            f"{CORRELATION_MARGIN:g}); simultaneous {1 - level:.0%}, Holm over all {p_values.size} tests")
+            f"{CORRELATION_MARGIN:g}); simultaneous {1 - level:.2%}, Holm over all {p_values.size} tests")
     return line, {"p_values": p_values.tolist(), "deviations": deviations, "smallest_p": float(p_values.min())}
