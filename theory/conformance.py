@@ -20,8 +20,9 @@ by a rule of theory/rules.py:
 4. distribution: its messages over independent runs against the reference's, per (round, agent,
    coordinate), two-sample Kolmogorov-Smirnov, Holm, and a simultaneous upper bound on the Kolmogorov distance
    between the two laws (fits_identity: confirmed only if that bound rules out DISTRIBUTION_MARGIN);
-5. privacy: the auditor runs the implementation on neighbouring settings and bounds eps from what the
-   paper's adversary observes in its real messages (audit_lower_bounds: refutes, never confirms).
+5. privacy: the auditor runs the implementation on neighbouring settings over the whole run and bounds, from every
+   message the paper's adversary observes, its leak factor against the f-DP curve the paper's calibration implies
+   under adaptive composition (theory/audit/tradeoff.py; audit_lower_bounds: refutes, never confirms).
 """
 
 from __future__ import annotations
@@ -88,9 +89,9 @@ class Suite:
     added_noise: Callable[[Mapping[str, np.ndarray]], np.ndarray]   # the noise a transcript's messages carry, (T, N, ...)
     calibration: Callable[[Any], np.ndarray]              # the paper's noise scale, (T,) or (T, N), broadcast to added_noise
     noise: str                                            # "laplace" or "normal": the noise added to every message
-    neighbours: Callable[[Any], tuple[Any, Any]]          # two neighbouring settings, short enough to audit
+    neighbours: Callable[[Any], tuple[Any, Any]]          # two neighbouring settings, over the setting's whole run
     observe: Callable[[Mapping[str, np.ndarray]], np.ndarray]   # the adversary's view of one transcript, (k,)
-    claimed: Callable[[Any], PrivacyClaim]                # the paper's guarantee for that view
+    claimed: Callable[[Any], PrivacyClaim]                # the paper's guarantee for that view, of a neighbour
     # contract.replay: (setting, transcript) -> {array: what the paper's update computes from the transcript's own
     # inputs, shaped as that array, NaN where nothing is predicted (a released message's noise)}; None: not yet
     replay: Callable[[Any, Mapping[str, np.ndarray]], dict[str, np.ndarray]] | None = None
@@ -414,10 +415,15 @@ def check_distribution(suite: Suite, implementation: Callable, context: CheckCon
          "runs_needed_at_zero_distance": needed})
 
 
+def every_message(transcript: Mapping[str, np.ndarray]) -> np.ndarray:
+    """Every message of a transcript, flattened: what an adversary who sees all communication observes."""
+    return np.ravel(transcript["messages"])
+
+
 def check_privacy(suite: Suite, implementation: Callable, context: CheckContext) -> Measurement:
     setting = suite.setting(context)
     first, second = suite.neighbours(setting)
-    claim = suite.claimed(setting)
+    claim = suite.claimed(first)
 
     def sample(neighbour, n, rng):
         return np.stack([suite.observe(run) for run in transcripts(implementation, [(neighbour, rng)] * n, suite.shapes)])
@@ -428,9 +434,10 @@ def check_privacy(suite: Suite, implementation: Callable, context: CheckContext)
     except ImplementationError as error:
         raise NothingToMeasure(str(error)) from error
     evidence = result.evidence()
-    bounds = {name: (bound, claimed) for name, bound, claimed in (("eps", result.epsilon_lower_bound, claim.epsilon),
-                                                                  ("rho", result.rho_lower_bound, claim.rho))
-              if claimed is not None}       # every quantity the claim states, so none is printed but not decided
+    bounds = {name: (bound, claimed) for name, bound, claimed in (
+        ("eps", result.epsilon_lower_bound, claim.epsilon), ("rho", result.rho_lower_bound, claim.rho),
+        ("leak factor", result.tradeoff_factor_lower_bound, None if claim.tradeoff is None else 1.0))
+        if claimed is not None}       # every quantity the claim states, so none is printed but not decided
     rounds = f"{first.horizon} round{'s' if first.horizon != 1 else ''}"
     return Measurement(f"the implementation's own messages on neighbouring settings ({rounds}), what the paper's "
                        f"adversary observes: {result.summary()}", {**evidence.values, "lower_bounds": bounds})

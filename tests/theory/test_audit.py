@@ -114,8 +114,10 @@ def test_privacy_claim_validation():
     assert PrivacyClaim(epsilon=1).epsilon == 1.0
     assert PrivacyClaim(rho=0.5).describe() == "rho 0.5 (zCDP)"
     assert PrivacyClaim(epsilon=1, delta=1e-5).describe() == "eps 1, delta 1e-05"
-    with pytest.raises(InvalidParameterError, match="epsilon .* or rho"):
+    with pytest.raises(InvalidParameterError, match="epsilon .* rho .* or a trade-off curve"):
         PrivacyClaim()
+    with pytest.raises(InvalidParameterError, match="tradeoff must be"):
+        PrivacyClaim(tradeoff=0.5)
     with pytest.raises(InvalidParameterError, match="delta must lie in \\[0, 1\\)"):
         PrivacyClaim(epsilon=1, delta=1.0)
     with pytest.raises(InvalidParameterError, match="epsilon must be >= 0"):

@@ -33,10 +33,12 @@ For one neighbouring pair (d0, d1) and a batched sampler `sample(dataset, n, rng
    is a lower bound on eps of any (eps, delta)-DP guarantee, and
        rho_lb = sup_alpha D_alpha(Bern(p1_lo) || Bern(p0_hi)) / alpha
    is a lower bound on rho of any rho-zCDP guarantee (Bun & Steinke 2016, Def. 1.1; data processing
-   of Renyi divergence, van Erven & Harremoes 2014; see `dpverify.theory.audit.bounds`). All events hold
+   of Renyi divergence, van Erven & Harremoes 2014; see `dpverify.theory.audit.bounds`); with an f-DP claim
+   (`PrivacyClaim.tradeoff`), the leak factor: by how much the claim's privacy parameter must grow before
+   p1_lo <= its largest power at level p0_hi (`dpverify.theory.audit.tradeoff`). All events hold
    simultaneously with probability >= `confidence`, so the maxima over events and pairs are valid.
-5. Verdict. REFUTED when eps_lb > claimed eps or rho_lb > claimed rho; otherwise "not refuted at N
-   samples". An audit never proves privacy (a lower bound below the claim says nothing about the
+5. Verdict. REFUTED when eps_lb > claimed eps, rho_lb > claimed rho or the leak factor > 1; otherwise
+   "not refuted at N samples". An audit never proves privacy (a lower bound below the claim says nothing about the
    mechanism's true privacy loss on other pairs or events).
 6. Model-based (labelled, never used for the verdict): the Gaussian-DP parameter mu = |m1 - m0| / s of
    the score on the second part, assuming Gaussian scores with a common variance (Dong, Roth & Su
@@ -65,6 +67,7 @@ import numpy as np
 from dpverify.algorithms.core.errors import InvalidDataError, InvalidParameterError
 from dpverify.theory.audit import bounds
 from dpverify.theory.audit.scores import Scorer, make_scorer
+from dpverify.theory.audit.tradeoff import Tradeoff
 from dpverify.theory.claims import Evidence, Verdict
 from dpverify.theory.stats import clopper_pearson
 
@@ -105,7 +108,8 @@ _COMBINATIONS = ((1, "upper"), (0, "lower"), (0, "upper"), (1, "lower"))  # (num
 
 @dataclass(frozen=True)
 class PrivacyClaim:
-    """A claimed guarantee: (epsilon, delta)-DP (delta = 0: pure DP) and/or rho-zCDP.
+    """A claimed guarantee: (epsilon, delta)-DP (delta = 0: pure DP), rho-zCDP and/or an f-DP trade-off curve
+    (`tradeoff`: theory/audit/tradeoff.py, e.g. the Gaussian-DP mu of a whole transcript).
 
     delta qualifies epsilon only (zCDP has no delta here: rho-zCDP in the sense of Bun & Steinke 2016).
     """
@@ -113,10 +117,14 @@ class PrivacyClaim:
     epsilon: float | None = None
     delta: float = 0.0
     rho: float | None = None
+    tradeoff: Tradeoff | None = None
 
     def __post_init__(self) -> None:
-        if self.epsilon is None and self.rho is None:
-            raise InvalidParameterError("a privacy claim needs epsilon (with optional delta) or rho (zCDP); got neither")
+        if self.epsilon is None and self.rho is None and self.tradeoff is None:
+            raise InvalidParameterError("a privacy claim needs epsilon (with optional delta), rho (zCDP) or a trade-off "
+                                        "curve (f-DP); got none")
+        if self.tradeoff is not None and not isinstance(self.tradeoff, Tradeoff):
+            raise InvalidParameterError(f"tradeoff must be a theory.audit.tradeoff.Tradeoff; got {type(self.tradeoff).__name__}")
         if self.epsilon is not None:
             object.__setattr__(self, "epsilon", _finite_number("epsilon", self.epsilon, minimum=0.0))
         if self.rho is not None:
@@ -134,6 +142,8 @@ class PrivacyClaim:
             parts.append(f"eps {self.epsilon:g}" + (f", delta {self.delta:g}" if self.delta > 0 else ""))
         if self.rho is not None:
             parts.append(f"rho {self.rho:g} (zCDP)")
+        if self.tradeoff is not None:
+            parts.append(self.tradeoff.describe())
         return "; ".join(parts)
 
 
@@ -155,6 +165,9 @@ class AuditResult:
     threshold: float
     refuted: bool
     details: dict = field(default_factory=dict, compare=False)
+    # with a trade-off claim: the largest factor by which its privacy parameters must grow before the tested events
+    # stop refuting it (> 1 refutes; tradeoff.py)
+    tradeoff_factor_lower_bound: float | None = None
 
     @property
     def gdp_rho_estimate(self) -> float | None:
@@ -174,6 +187,11 @@ class AuditResult:
             relation = ">" if self.rho_lower_bound > self.claim.rho else "<="
             prefix = "" if parts else f" ({level})"
             parts.append(f"rho_lb = {shown}{prefix} {relation} claimed rho {claimed}")
+        if self.claim.tradeoff is not None:
+            factor = self.tradeoff_factor_lower_bound
+            prefix = "" if parts else f" ({level})"
+            parts.append(f"leak factor >= {factor:.3g}{prefix} {'>' if factor > 1 else '<='} 1 against "
+                         f"{self.claim.tradeoff.describe()}")
         outcome = "REFUTED" if self.refuted else f"not refuted at {self.samples_per_side} samples"
         return "; ".join(parts) + f": {outcome}"
 
@@ -186,6 +204,7 @@ class AuditResult:
             "claim": self.claim.describe(),
             "epsilon_lower_bound": self.epsilon_lower_bound,
             "rho_lower_bound": self.rho_lower_bound,
+            "tradeoff_factor_lower_bound": self.tradeoff_factor_lower_bound,
             "gdp_mu_estimate (model-based)": self.gdp_mu_estimate,
             "gdp_rho_estimate (model-based)": self.gdp_rho_estimate,
             "confidence": self.confidence,
@@ -268,7 +287,8 @@ def audit(
                     "a DP guarantee only constrains neighbouring datasets"
                 )
     generator = _generator(rng)
-    targets = [name for name, value in (("epsilon", claim.epsilon), ("rho", claim.rho)) if value is not None]
+    targets = [name for name, value in (("epsilon", claim.epsilon), ("rho", claim.rho), ("tradeoff", claim.tradeoff))
+               if value is not None]
     planned_tests = len(pairs) * events_per_pair * len(targets)
     planned_alpha = (1.0 - confidence) / (2.0 * planned_tests)
     children = _children(generator, 2 * len(pairs))
@@ -283,7 +303,7 @@ def audit(
         for stream in streams:
             stream.shape_holder = shape_holder
         pair_results.append(
-            _audit_pair(index, streams, score, first_part, second_part, chunk_size, claim.delta, planned_alpha, targets, events_per_pair)
+            _audit_pair(index, streams, score, first_part, second_part, chunk_size, claim, planned_alpha, targets, events_per_pair)
         )
 
     events = [event for result in pair_results for event in result["events"]]
@@ -295,12 +315,18 @@ def audit(
         event["p_numerator_low"], event["p_denominator_high"] = low, high
         event["epsilon_lower_bound"] = max(0.0, bounds.epsilon_lower_bound(low, high, claim.delta))
         event["rho_lower_bound"], event["rho_order"] = bounds.rho_lower_bound(low, high)
+        if claim.tradeoff is not None:
+            event["tradeoff_factor_lower_bound"] = float(claim.tradeoff.factor_lower_bound(low, high))
     epsilon_lb = max(event["epsilon_lower_bound"] for event in events)
     rho_lb = max(event["rho_lower_bound"] for event in events)
+    factor_lb = None if claim.tradeoff is None else max(event["tradeoff_factor_lower_bound"] for event in events)
     refuted_by_epsilon = claim.epsilon is not None and epsilon_lb > claim.epsilon
     refuted_by_rho = claim.rho is not None and rho_lb > claim.rho
-    refuted = bool(refuted_by_epsilon or refuted_by_rho)
-    if refuted_by_epsilon or (claim.epsilon is not None and not refuted):
+    refuted_by_tradeoff = factor_lb is not None and factor_lb > 1.0
+    refuted = bool(refuted_by_epsilon or refuted_by_rho or refuted_by_tradeoff)
+    if refuted_by_tradeoff or (claim.epsilon is None and claim.rho is None):
+        strongest = max(events, key=lambda e: e["tradeoff_factor_lower_bound"])
+    elif refuted_by_epsilon or (claim.epsilon is not None and not refuted):
         strongest = max(events, key=lambda e: e["epsilon_lower_bound"])
     else:
         strongest = max(events, key=lambda e: e["rho_lower_bound"])
@@ -318,7 +344,8 @@ def audit(
         "per_pair": [{k: v for k, v in result.items() if k != "events"} for result in pair_results],
         "gdp_model": "model-based: Gaussian scores with a common variance assumed (Dong, Roth & Su 2019); not a bound",
         "gdp_rho_estimate": None if gdp_mu is None else gdp_mu**2 / 2.0,
-        "refuted_by": [name for name, flag in (("epsilon", refuted_by_epsilon), ("rho", refuted_by_rho)) if flag],
+        "refuted_by": [name for name, flag in (("epsilon", refuted_by_epsilon), ("rho", refuted_by_rho),
+                                               ("tradeoff", refuted_by_tradeoff)) if flag],
         "seconds": time.perf_counter() - started,
     }
     return AuditResult(
@@ -332,10 +359,11 @@ def audit(
         threshold=float(strongest["threshold"]),
         refuted=refuted,
         details=details,
+        tradeoff_factor_lower_bound=factor_lb,
     )
 
 
-def _audit_pair(index, streams, score, first_part, second_part, chunk_size, delta, planned_alpha, targets, events_per_pair) -> dict:
+def _audit_pair(index, streams, score, first_part, second_part, chunk_size, claim, planned_alpha, targets, events_per_pair) -> dict:
     timer = time.perf_counter()
     stream0, stream1 = streams
     pilot_rows = min(chunk_size, first_part)
@@ -377,7 +405,7 @@ def _audit_pair(index, streams, score, first_part, second_part, chunk_size, delt
             histograms[0] += _histogram(candidates, scores[0])
             histograms[1] += _histogram(candidates, scores[1])
     upper_counts = [search_part - np.cumsum(h)[:-1] for h in histograms]  # #(score >= candidate_j)
-    selected = _select_events(candidates, upper_counts, search_part, second_part, delta, planned_alpha, targets, events_per_pair)
+    selected = _select_events(candidates, upper_counts, search_part, second_part, claim, planned_alpha, targets, events_per_pair)
     search_seconds = time.perf_counter() - timer
 
     # test on the fresh second part: event counts and score moments only
@@ -412,7 +440,7 @@ def _audit_pair(index, streams, score, first_part, second_part, chunk_size, delt
     }
 
 
-def _select_events(candidates, upper_counts, search_part, second_part, delta, alpha, targets, events_per_pair) -> list[dict]:
+def _select_events(candidates, upper_counts, search_part, second_part, claim, alpha, targets, events_per_pair) -> list[dict]:
     """Best threshold of each (direction, tail) for each target, ranked by the bound the first part
     itself certifies (Clopper-Pearson at level alpha / (number of candidate events)); the top
     `events_per_pair` per target, deduplicated."""
@@ -432,7 +460,9 @@ def _select_events(candidates, upper_counts, search_part, second_part, delta, al
         for numerator, tail in _COMBINATIONS:
             low, high = lows[(numerator, tail)], highs[(1 - numerator, tail)]
             if target == "epsilon":
-                objective = bounds.epsilon_lower_bound(low, high, delta)
+                objective = bounds.epsilon_lower_bound(low, high, claim.delta)
+            elif target == "tradeoff":
+                objective = claim.tradeoff.factor_lower_bound(low, high)
             else:
                 objective = bounds.rho_lower_bound_grid(low, high, _RANKING_ORDERS)
             objective = np.atleast_1d(objective)

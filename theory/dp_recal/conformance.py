@@ -11,8 +11,14 @@ coordinates, so the noise-scale check has one family per iteration and none per 
 
 The privacy audit observes u~^2, the first release of the agent with the largest stepsize (Lemma 5's alpha),
 under neighbouring local functions (contract.neighbours, Lemma 5's worst case), along a walk that starts at that
-agent; Lemma 6 claims that release rho_1-zCDP, rho_1 = 8 alpha^2 beta^2 c^2 / sigma_1^2, i.e. (rho_1 + 2
-sqrt(rho_1 ln 1/delta), delta)-DP by Prop. 3 (the claim audited).
+agent. Lemma 6 makes it the Gaussian mechanism of noise sigma_1 on Lemma 5's sensitivity Delta = 4 alpha beta c:
+(Delta / sigma_1)-GDP (theory/audit/tradeoff.py; rho_1 = Delta^2 / (2 sigma_1^2)). Unlike the other papers' audits,
+this one does not observe the whole run, because the paper's accounting does not compose over it: the holder's
+private lam_i and y_i carry its data from one activation to the next, so its later releases are not Lemma 6's
+mechanism given the earlier ones. Measured on dpverify's reference (10,000 runs per side, 99.75%), the batons of a
+10-iteration run on which the audited agent holds every other baton leak at least 4.3x (literal reading) and 2.2x
+(received) the curve of Lemma 6 composed over its activations; a whole-run audit would refute every faithful
+implementation, so it would judge the paper, not the code.
 
 The setting's reading of (7e) is U_READING, which the reference (hence the exact and distribution checks) runs; the
 replay accepts either reading, the one each run follows (followed_reading), since both are Algorithm 1 and verify has
@@ -25,13 +31,13 @@ import networkx as nx
 import numpy as np
 
 from dpverify.algorithms.core.network import Network
-from dpverify.algorithms.core.privacy import zcdp_to_dp
 from dpverify.algorithms.core.problems import LocalData
 from dpverify.algorithms.core.synthetic import noisy_linear_observations
 from dpverify.algorithms.dp_recal import contract
 from dpverify.algorithms.dp_recal.algorithm import stepsize_bounds
 from dpverify.algorithms.dp_recal.composite import CompositeProblem
 from dpverify.theory.audit import PrivacyClaim
+from dpverify.theory.audit.tradeoff import GaussianDP
 from dpverify.theory.conformance import ABSOLUTE_TOLERANCE, RELATIVE_TOLERANCE, Suite
 from dpverify.theory.execution import CheckContext, task_seed_sequence
 
@@ -105,9 +111,8 @@ def replay(setting: contract.DpRecalSetting, transcript) -> dict[str, np.ndarray
 
 
 def claimed(setting: contract.DpRecalSetting) -> PrivacyClaim:
-    """Lemma 6 for a first activation (rho_1 = Delta^2 / (2 sigma_1^2), Delta = 4 alpha beta c), by Prop. 3."""
-    rho1 = setting.sensitivity() ** 2 / (2.0 * setting.sigma1() ** 2)
-    return PrivacyClaim(epsilon=float(zcdp_to_dp(rho1, setting.delta)), delta=setting.delta)
+    """Lemma 6 for a first activation: the Gaussian mechanism, (Delta / sigma_1)-GDP."""
+    return PrivacyClaim(tradeoff=GaussianDP(float(setting.sensitivity() / setting.sigma1())))
 
 
 SUITE = Suite(

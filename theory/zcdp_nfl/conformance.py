@@ -9,9 +9,12 @@ VERIFY_HORIZON iterations, the zCDP budget recalibrated so that those iterations
 loss's per-sample subgradients exceed c1 = 1 for many records), the l1 part of the regularizer has
 sign(0) = 0 at the first iteration and +-1 afterwards, the per-client calibration differs with |N_k|.
 
-The privacy audit observes client 0's first broadcast tilde w^(1) under neighbouring records
-(contract.neighbours). Theorem I makes that release varphi^(1)-zCDP; the claim audited is its
-(eps, delta) conversion (Bun & Steinke 2016 Prop. 1.3, the one the Corollary uses) at the figure's delta.
+The privacy audit observes every broadcast of every client over the whole run (L26: an honest-but-curious
+neighbour or an eavesdropper) under neighbouring records of client 0 (contract.neighbours). Theorem I releases
+tilde w_0^(n) through the Gaussian mechanism, noise sigma_0(n) on Lemma I's sensitivity Delta_0(n) (varphi^(n) =
+Delta^2 / (2 sigma^2)); given the earlier broadcasts, each iterate's only new dependence on the data is that
+iteration's subgradient (eq. (7) takes it at tilde w), so the run composes adaptively to
+mu = sqrt(sum_n 2 varphi^(n))-GDP (theory/audit/tradeoff.py), the curve of the varphi-zCDP the paper sums.
 """
 
 from __future__ import annotations
@@ -21,11 +24,11 @@ from dataclasses import replace
 import numpy as np
 
 from dpverify.algorithms.core.network import random_connected_network
-from dpverify.algorithms.core.privacy import zcdp_to_dp
 from dpverify.algorithms.core.synthetic import noisy_linear_observations
 from dpverify.algorithms.zcdp_nfl import contract
 from dpverify.theory.audit import PrivacyClaim
-from dpverify.theory.conformance import Suite
+from dpverify.theory.audit.tradeoff import GaussianDP
+from dpverify.theory.conformance import Suite, every_message
 from dpverify.theory.execution import CheckContext
 from dpverify.theory.zcdp_nfl.instances import make_problem, zcdp_budget
 from dpverify.theory.zcdp_nfl.numerics import settings_of
@@ -51,12 +54,17 @@ def setting(context: CheckContext) -> contract.ZcdpNflSetting:
                                    VERIFY_CLIP, phi1, settings.tau, settings.delta, settings.horizon)
 
 
+def neighbours(setting: contract.ZcdpNflSetting) -> tuple[contract.ZcdpNflSetting, contract.ZcdpNflSetting]:
+    return contract.neighbours(setting, horizon=setting.horizon)
+
+
 def claimed(setting: contract.ZcdpNflSetting) -> PrivacyClaim:
-    """One release, varphi^(1)-zCDP (Theorem I), as (eps, delta)-DP (Bun & Steinke 2016 Prop. 1.3)."""
-    return PrivacyClaim(epsilon=float(zcdp_to_dp(setting.phi1, setting.delta)), delta=setting.delta)
+    """Theorem I's Gaussian releases of client 0 over the run, composed: sqrt(2 sum_n varphi^(n))-GDP."""
+    phi = setting.phi1 * setting.tau ** -np.arange(setting.horizon, dtype=float)      # varphi^(n) (App. C L373)
+    return PrivacyClaim(tradeoff=GaussianDP(float(np.sqrt(2.0 * phi.sum()))))
 
 
 SUITE = Suite(
     paper="zcdp-nfl", line="L83-L100", setting=setting, reference=contract.REFERENCE, shapes=contract.shapes,
-    added_noise=contract.added_noise, calibration=contract.calibration, noise="normal", neighbours=contract.neighbours,
-    observe=contract.observe, claimed=claimed, replay=contract.replay)
+    added_noise=contract.added_noise, calibration=contract.calibration, noise="normal", neighbours=neighbours,
+    observe=every_message, claimed=claimed, replay=contract.replay)
