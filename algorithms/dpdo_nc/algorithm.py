@@ -223,11 +223,18 @@ def localization_instance(rng: np.random.Generator, horizon: int, *, num_agents:
 @dataclass(frozen=True, eq=False)
 class NodeReplaced:
     """Neighbouring costs (Definition 3, L186): node `node`'s cost replaced by <c, x> at every round
-    (spec P13 default), the others unchanged. With ||c|| = theta this is the worst case of Lemma 1."""
+    (spec P13 default), the others unchanged. With ||c|| = theta this is the worst case of Lemma 1. `alternating`:
+    <(-1)^(t+1) c, x> at round t instead (the costs are online, so each round's may differ): the same worst case at
+    every round, and a difference between neighbours that changes from round to round, which noise reused across
+    rounds cannot hide."""
 
     base: Costs
     node: int
     direction: np.ndarray
+    alternating: bool = False
+
+    def _direction(self, t: int) -> np.ndarray:
+        return -self.direction if self.alternating and t % 2 == 0 else self.direction
 
     @property
     def num_agents(self) -> int:
@@ -235,11 +242,11 @@ class NodeReplaced:
 
     def own_gradient(self, t: int, x: np.ndarray) -> np.ndarray:
         gradient = self.base.own_gradient(t, x).copy()
-        gradient[..., self.node, :] = self.direction
+        gradient[..., self.node, :] = self._direction(t)
         return gradient
 
     def node_gradient(self, t: int, i: int, x: np.ndarray) -> np.ndarray:
-        return self.direction.copy() if i == self.node else self.base.node_gradient(t, i, x)
+        return self._direction(t).copy() if i == self.node else self.base.node_gradient(t, i, x)
 
     def global_gradient(self, t: int, x: np.ndarray) -> np.ndarray:
         raise NotImplementedError("regret is measured on the experiment's costs, not on audit neighbours")

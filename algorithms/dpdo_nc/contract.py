@@ -127,13 +127,15 @@ def calibration(setting: DpdoNcSetting) -> np.ndarray:
     return np.array([params.sigma(t, setting.num_agents, setting.dim) for t in range(1, setting.horizon + 1)])
 
 
-def neighbours(setting: DpdoNcSetting, node: int = 0, horizon: int = 2) -> tuple[DpdoNcSetting, DpdoNcSetting]:
+def neighbours(setting: DpdoNcSetting, node: int = 0, horizon: int = 2, alternating: bool = False
+               ) -> tuple[DpdoNcSetting, DpdoNcSetting]:
     """Neighbouring settings (Definition 3, L186): node `node`'s cost replaced by <c, x> and by <-c, x>, ||c|| =
-    theta along (1, ..., 1), the worst case of Lemma 1's bound; `horizon` rounds (x_2 is the first state that
-    depends on the costs, so q_2 is the first release that can leak them)."""
+    theta along (1, ..., 1), the worst case of Lemma 1's bound (`alternating`: the sign flips every round,
+    NodeReplaced); `horizon` rounds (x_2 is the first state that depends on the costs, so q_2 is the first release
+    that can leak them)."""
     c = np.full(setting.dim, setting.theta / np.sqrt(setting.dim))
-    return (setting.with_costs(NodeReplaced(setting.costs, node, c), horizon),
-            setting.with_costs(NodeReplaced(setting.costs, node, -c), horizon))
+    return (setting.with_costs(NodeReplaced(setting.costs, node, c, alternating), horizon),
+            setting.with_costs(NodeReplaced(setting.costs, node, -c, alternating), horizon))
 
 
 def observe(transcript: dict[str, np.ndarray], node: int = 0, release: int = 2) -> np.ndarray:

@@ -108,9 +108,15 @@ def test_regret_of_a_transcripts_iterates_equals_the_runs_and_node_gradients_mat
     assert np.allclose(dot, run.regret_dot, rtol=1e-13) and np.allclose(sums, run.regret_sum, rtol=1e-13)
     points = np.random.default_rng(11).normal(size=(6, 2))
     neighbour = NodeReplaced(instance, 2, np.array([1.0, -2.0]))
-    for costs in (instance, neighbour):
-        batched = costs.own_gradient(4, points[None])[0]
-        assert np.allclose([costs.node_gradient(4, i, points[i]) for i in range(6)], batched, rtol=1e-14)
+    alternating = NodeReplaced(instance, 2, np.array([1.0, -2.0]), alternating=True)
+    for costs in (instance, neighbour, alternating):
+        for t in (3, 4):
+            batched = costs.own_gradient(t, points[None])[0]
+            assert np.allclose([costs.node_gradient(t, i, points[i]) for i in range(6)], batched, rtol=1e-14)
+    # the audit's alternating neighbour: <c, x> at odd rounds, <-c, x> at even ones, the others' costs unchanged
+    assert np.array_equal(alternating.node_gradient(3, 2, points[2]), [1.0, -2.0])
+    assert np.array_equal(alternating.node_gradient(4, 2, points[2]), [-1.0, 2.0])
+    assert np.array_equal(alternating.own_gradient(4, points[None])[0, 1], instance.own_gradient(4, points[None])[0, 1])
 
 
 def test_paper_schedule_is_valid_for_b2_not_b1():
