@@ -17,10 +17,21 @@ def clipped(gradients, bound):
     return gradients * np.minimum(1.0, bound / np.maximum(norms, np.finfo(float).tiny))[:, None]
 
 
+def first_budget(setting):
+    """varphi^(1) from the total (eps, delta) over T iterations: rho from eps = rho + 2 sqrt(rho ln(1/delta)) (Bun &
+    Steinke Prop. 1.3, the Corollary's conversion), split as varphi^(n) = varphi^(1) tau^-(n-1) summing to rho (L136)."""
+    if setting.epsilon is None:                      # no total budget stated: the setting's own schedule
+        return setting.phi1
+    log_term = np.log(1.0 / setting.delta)
+    rho = (np.sqrt(log_term + setting.epsilon) - np.sqrt(log_term)) ** 2
+    return rho / sum(setting.tau ** (-(n - 1)) for n in range(1, setting.horizon + 1))
+
+
 def run(setting, rng):
     K, d, rho = setting.num_agents, setting.dim, setting.rho
     degrees, samples = setting.degrees, setting.num_samples
     neighbors = [setting.neighbors(k) for k in range(K)]
+    phi1 = first_budget(setting)
     w = [np.zeros(d) for _ in range(K)]              # w^(0) = 0
     sent = [np.zeros(d) for _ in range(K)]           # tilde w^(0) = w^(0): nothing private is sent at n = 0
     gamma = [np.zeros(d) for _ in range(K)]          # gamma^(0) = 0
@@ -40,8 +51,8 @@ def run(setting, rng):
         sigmas = np.zeros(K)
         for k in range(K):                                                     # eq. (8)
             sensitivity = 2.0 * setting.c1 / (samples[k] * (2.0 * rho * degrees[k] + 1.0 / eta))   # Lemma I (11)
-            if setting.phi1 is not None:
-                phi = setting.phi1 * setting.tau ** (-(n - 1))                 # varphi^(n) = varphi^(1) tau^-(n-1)
+            if phi1 is not None:
+                phi = phi1 * setting.tau ** (-(n - 1))                         # varphi^(n) = varphi^(1) tau^-(n-1)
                 sigmas[k] = sensitivity / np.sqrt(2.0 * phi)                   # Theorem I (12)
             noise = sigmas[k] * rng.standard_normal(d)                         # drawn even when sigma = 0
             sent[k] = new_w[k] + noise

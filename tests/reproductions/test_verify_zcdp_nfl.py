@@ -50,6 +50,12 @@ BUGS = [
      "eta = setting.eta0 * (n + 1) ** (-setting.eta_power)", {"accounting", "exact"}),
     ("wrong mixing weights (own broadcast weighted 1 instead of |N_k| in (7))",
      "rho * (degrees[k] * x + neighbour_sum)", "rho * (x + neighbour_sum)", {"exact"}),
+    # issue 30 item 7: the setting states the total budget (epsilon, delta) over T; the example converts and splits it
+    ("the whole budget spent at every iteration (a max instead of a sum over the T releases)",
+     "return rho / sum(setting.tau ** (-(n - 1)) for n in range(1, setting.horizon + 1))", "return rho",
+     {"accounting", "noise-scale", "privacy"}),
+    ("the budget split over T - 1 iterations", "for n in range(1, setting.horizon + 1))",
+     "for n in range(1, setting.horizon))", {"accounting"}),
 ]
 PLANTED = {bug: (original, replacement) for bug, original, replacement, _ in BUGS}
 

@@ -49,9 +49,10 @@ def setting(context: CheckContext) -> contract.ZcdpNflSetting:
     data, _ = noisy_linear_observations(VERIFY_AGENTS, values["num_samples"], values["dim"], rng,
                                         noise=values["data_noise"])
     problem = make_problem(values["problem"], data, values["lam"], values["l2_weight"])
-    _, phi1 = zcdp_budget(float(values["curve_epsilons"][0]), settings)   # the learning curves' first eps over T iterations
+    epsilon = float(values["curve_epsilons"][0])                         # the learning curves' first eps over T iterations
+    _, phi1 = zcdp_budget(epsilon, settings)
     return contract.ZcdpNflSetting(problem, data, network, settings.rho, settings.eta0, settings.eta_power, settings.c1,
-                                   VERIFY_CLIP, phi1, settings.tau, settings.delta, settings.horizon)
+                                   VERIFY_CLIP, phi1, settings.tau, settings.delta, settings.horizon, epsilon)
 
 
 def neighbours(setting: contract.ZcdpNflSetting) -> tuple[contract.ZcdpNflSetting, contract.ZcdpNflSetting]:
