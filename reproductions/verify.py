@@ -185,6 +185,7 @@ def verify(paper: str, implementation: Callable | str, *, profile: str = "quick"
         skipped = tuple(c.id for c in selected(paper, profile, only, long)[2])
     try:
         function = _runner_of(implementation, timeout)    # ImplementationNotFound (bad input) before any work
+        function.workers = jobs          # the conformance checks' independent runs are spread over `jobs` workers
         # one run first: code that cannot run, or computes in float32 (Float64Required), is told so at once
         transcript(function, suite.setting(context), np.random.default_rng(seed), suite.shapes)
     except (ImplementationNotFound, Float64Required):

@@ -425,8 +425,9 @@ def check_privacy(suite: Suite, implementation: Callable, context: CheckContext)
     first, second = suite.neighbours(setting)
     claim = suite.claimed(first)
 
-    def sample(neighbour, n, rng):
-        return np.stack([suite.observe(run) for run in transcripts(implementation, [(neighbour, rng)] * n, suite.shapes)])
+    def sample(neighbour, n, rng):   # a Generator per run: independent runs, which may go to several workers
+        runs = transcripts(implementation, [(neighbour, child) for child in rng.spawn(n)], suite.shapes)
+        return np.stack([suite.observe(run) for run in runs])
     try:
         result = audit(sample, (first, second), claim, samples=AUDIT_SAMPLES[context.profile],
                        confidence=context.audit_confidence,

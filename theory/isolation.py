@@ -33,6 +33,7 @@ import sys
 import traceback
 import weakref
 from collections.abc import Callable, Mapping
+from concurrent.futures import ThreadPoolExecutor
 from functools import partial
 from multiprocessing.connection import Connection
 from pathlib import Path
@@ -74,6 +75,10 @@ class Isolated:
         self.digest: str | None = None       # SHA-256 of the user's source files (implementations.source_digest)
         self.calls = 0
         self.failures: list[str] = []
+        # processes over which arrays_many may spread calls that share no generator (verify's --jobs); the others
+        # are started when first needed, load the same spec and record their failures here too
+        self.workers = 1
+        self._others: list[Isolated] = []
         _RUNNING.add(self)
 
     # ------------------------------------------------------------------ the worker's life
@@ -116,7 +121,25 @@ class Isolated:
             self.start()
         return self
 
+    def _team(self) -> list[Isolated]:
+        """This runner and workers - 1 others on the same spec, all started (here, not in a thread: a fork)."""
+        while len(self._others) < self.workers - 1:
+            other = Isolated(self.spec, self._function, timeout=self.timeout, describe=self.describe,
+                             callable_only=self.callable_only)
+            other.failures = self.failures
+            self._others.append(other)
+        for other in self._others:
+            other.timeout = self.timeout
+        team = [self.start()] + [other.start() for other in self._others[:self.workers - 1]]
+        if any(other.digest != self.digest for other in team):    # the source changed in between: all on today's
+            for other in team:
+                other.close()
+            team = [other.start() for other in team]
+        return team
+
     def close(self) -> None:
+        for other in getattr(self, "_others", ()):
+            other.close()
         if self._process is not None:
             if self._process.is_alive():
                 self._process.kill()
@@ -175,7 +198,18 @@ class Isolated:
     def arrays_many(self, calls: list[tuple], keys: tuple[str, ...]) -> list[dict[str, np.ndarray]]:
         """`arrays` for each argument tuple of `calls`, in order, as one stream: the worker runs them one after
         another (a generator passed to several calls draws on from where the previous call left it, as it would
-        here) and sends each result as it is done, each call within the time limit."""
+        here) and sends each result as it is done, each call within the time limit. Calls that share no generator
+        (each its own, or none) are spread over `workers` processes in contiguous parts, in order: the same
+        results as one process gives."""
+        if self.workers > 1 and len(calls) >= 2 * BATCH and _independent(calls):
+            team = self._team()
+            parts = np.array_split(np.arange(len(calls)), len(team))
+            with ThreadPoolExecutor(len(team)) as pool:     # each thread waits on its own worker's socket
+                done = list(pool.map(lambda runner, part: runner._stream([calls[i] for i in part], keys), team, parts))
+            return [result for part in done for result in part]
+        return self._stream(calls, keys)
+
+    def _stream(self, calls: list[tuple], keys: tuple[str, ...]) -> list[dict[str, np.ndarray]]:
         results = []
         for first in range(0, len(calls), BATCH):
             results += self._batch(calls[first:first + BATCH], tuple(keys))
@@ -249,6 +283,13 @@ def _is_live(argument) -> bool:
     """Arguments sent with every call (and returned, so that their state advances here as it did there): random
     generators and small values. Everything else (a setting, a dataset) is sent once and kept."""
     return isinstance(argument, (np.random.Generator, NoiseTape, int, float, str, type(None)))
+
+
+def _independent(calls: list[tuple]) -> bool:
+    """No generator (or noise tape) is handed to two of the calls: their order does not matter."""
+    stateful = [id(argument) for arguments in calls for argument in arguments
+                if isinstance(argument, (np.random.Generator, NoiseTape))]
+    return len(stateful) == len(set(stateful))
 
 
 def _adopt(mine, theirs) -> None:
