@@ -123,8 +123,10 @@ def _without_machine_paths(text: str) -> str:
         return [os.path.join(f(path), "") for path in paths for f in (os.path.abspath, os.path.realpath)]
 
     paths = sysconfig.get_paths()
-    # reproductions/ sits at the checkout's top (an editable install) or in site-packages/dpverify
-    prefixes = {**dict.fromkeys(folders(Path(__file__).parents[1], os.getcwd()), ""),
+    # reproductions/ sits at the checkout's top (an editable install), in a link tree of it (a strict editable
+    # install: resolved, the checkout) or in site-packages/dpverify
+    here = Path(__file__)
+    prefixes = {**dict.fromkeys(folders(here.parents[1], here.resolve().parents[1], os.getcwd()), ""),
                 **dict.fromkeys(folders(Path.home()), "~" + os.sep),
                 **dict.fromkeys(folders(paths["stdlib"]), "<stdlib>" + os.sep),
                 **dict.fromkeys(folders(*site.getsitepackages(), site.getusersitepackages(), paths["purelib"],
