@@ -138,11 +138,6 @@ def neighbours(setting: DpdoNcSetting, node: int = 0, horizon: int = 2, alternat
             setting.with_costs(NodeReplaced(setting.costs, node, -c, alternating), horizon))
 
 
-def observe(transcript: dict[str, np.ndarray], node: int = 0, release: int = 2) -> np.ndarray:
-    """What the paper's adversary observes of the neighbours' difference: node `node`'s broadcast q_release."""
-    return transcript["messages"][release - 1, node]
-
-
 def replay(setting: DpdoNcSetting, transcript: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
     """Each state as Algorithm 1 computes it from what the node held and received (`dpverify verify`'s replay):
     x_1 = the public start, and x_{t+1}^i = P_Omega(z_t^i - alpha_t grad f_t^i(x_t^i) / (2 mirror_scale)) (lines

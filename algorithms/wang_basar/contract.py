@@ -188,12 +188,6 @@ def neighbours(setting: WangBasarSetting, agent: int = 0, horizon: int = 1, sigm
                          horizon=horizon, sigma_var=variance) for sign in (1.0, -1.0))
 
 
-def observe(transcript: dict[str, np.ndarray], agent: int = 0, release: int = 1) -> np.ndarray:
-    """What the paper's adversary observes of the neighbours' difference (L496, L544): agent `agent`'s message at
-    round `release` (the w_ij-scaled copies are post-processing of it, W public)."""
-    return transcript["messages"][release - 1, agent]
-
-
 def replay(setting: WangBasarSetting, transcript: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
     """Each array Algorithm 2 determines from what an agent held and received (`dpverify verify`'s replay), from the
     transcript's own x^k and messages, k = 1..T:

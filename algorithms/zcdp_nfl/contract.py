@@ -242,12 +242,6 @@ def neighbours(setting: ZcdpNflSetting, agent: int = NEIGHBOUR_AGENT, horizon: i
             setting.with_data(setting.data.replace_sample(agent, last, canary, -target), horizon))
 
 
-def observe(transcript: dict[str, np.ndarray], agent: int = NEIGHBOUR_AGENT, release: int = 1) -> np.ndarray:
-    """What the paper's adversary observes of the neighbours' difference (L26: an honest-but-curious neighbour
-    or an eavesdropper): client `agent`'s broadcast tilde w^(release), (d,)."""
-    return transcript["messages"][release - 1, agent]
-
-
 def replay(setting: ZcdpNflSetting, transcript: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
     """Each state as Algorithm 1 computes it from what the client held and received (`dpverify verify`'s replay):
     w^(0) = 0, and w_k^(n) by the closed form of (7) from the transcript's own broadcasts tilde w^(n-1) of client k

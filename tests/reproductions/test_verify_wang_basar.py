@@ -190,7 +190,7 @@ def test_the_audit_neighbours_differ_in_one_gradient_by_an_l1_unit_over_the_whol
 ])
 def test_the_audit_of_the_whole_run_alone_refutes_privacy_bugs_of_own_noise_code(bug, original, replacement, tmp_path):
     """Issue 30 item 3: the privacy check alone, --noise own, observing every message of the 10 rounds, refutes a
-    state sent in the clear after round 1 (leak factor about 17) and noise 2x too small (about 1.3; root seed 0,
+    state sent in the clear after round 1 (leak factor about 18) and noise 2x too small (about 1.4; root seed 0,
     99.75%); the evidence names the composed GDP curve."""
     result = verify("wang-basar", f"{planted(EXAMPLE, tmp_path, original, replacement)}:run", checks=("privacy",),
                     noise="own", claims=False)

@@ -1,0 +1,40 @@
+"""What verify's whole-run privacy audit catches: the leak factor it prints for bugs planted into copies of each
+paper's example (`--checks privacy --noise own`, root seed 0, the quick profile's 10,000 runs per side).
+Run from the checkout: python docs/measurements/privacy_audit_power.py (about 7 minutes on 2 cores; docs/verify.md)."""
+import sys
+import tempfile
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
+from tests.reproductions.planting import planted  # noqa: E402
+
+from dpverify.reproductions.verify import verify  # noqa: E402
+
+LAPLACE = "q = [x[i] + rng.laplace(0.0, sigma, size=d) if sigma > 0 else x[i].copy() for i in range(n)]"
+DPDO_SIGMA, ZCDP_SIGMA, WB_STD = ("sigma = 2.0 * np.sqrt(d) * alpha", "sigmas[k] = sensitivity / np.sqrt(2.0 * phi)",
+                                  "std = np.sqrt(setting.sigma_var)")
+REUSED = {
+    "dpdo-nc": (LAPLACE, "base = base if t > 1 else [rng.laplace(0.0, 1.0, size=d) for i in range(n)]\n"
+                         "        q = [x[i] + sigma * base[i] for i in range(n)]"),
+    "zcdp-nfl": ("noise = sigmas[k] * rng.standard_normal(d)", "base = base if n > 1 or k > 0 else {}\n"
+                 "            base.setdefault(k, rng.standard_normal(d))\n            noise = sigmas[k] * base[k]"),
+    "wang-basar": ("noise = rng.normal(0.0, std, size=d)", "base = base if k > 1 or j > 0 else {}\n"
+                   "            base.setdefault(j, rng.normal(0.0, std, size=d))\n            noise = base[j]"),
+}
+CLEAR = {
+    "dpdo-nc": (LAPLACE, "q = [x[i] + (rng.laplace(0.0, sigma, size=d) if t == 1 else 0.0) for i in range(n)]"),
+    "zcdp-nfl": ("sent[k] = new_w[k] + noise", "sent[k] = new_w[k] + noise * (n == 1)"),
+    "wang-basar": ("noise = rng.normal(0.0, std, size=d)", "noise = rng.normal(0.0, std, size=d) * (k == 1)"),
+}
+SCALE = {"dpdo-nc": DPDO_SIGMA, "zcdp-nfl": ZCDP_SIGMA, "wang-basar": WB_STD}
+
+for paper in ("dpdo-nc", "zcdp-nfl", "wang-basar"):
+    room = paper.replace("-", "_")
+    example = Path(f"examples/{room}/my_{room}.py")
+    cases = {"correct": None, "clear after round 1": CLEAR[paper], "reused": REUSED[paper]}
+    cases |= {f"{f}x too small": (SCALE[paper], f"{SCALE[paper]} / {f}") for f in (2, 3, 4)}
+    for name, plant in cases.items():
+        spec = f"{example}:run" if plant is None else f"{planted(example, Path(tempfile.mkdtemp()), *plant)}:run"
+        result = verify(paper, spec, checks=("privacy",), noise="own", claims=False)
+        line = next(line for line in result.lines() if "conformance-privacy" in line)
+        print(f"{paper} | {name} | {result.verdicts['privacy']} | {line.split('leak factor >= ')[1].split()[0]}", flush=True)
