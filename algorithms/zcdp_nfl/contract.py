@@ -79,10 +79,13 @@ class ZcdpNflSetting:
     epsilon: float | None = None
 
     def __post_init__(self) -> None:
-        if self.epsilon is not None and not np.isclose(self.phi1 or 0.0, phi1_of_budget(self.epsilon, self.delta, self.tau, self.horizon),
-                                                       rtol=1e-12, atol=0.0):
-            raise InvalidParameterError(f"phi1 = {self.phi1!r} does not spend epsilon = {self.epsilon!r} (delta {self.delta!r}) over "
-                                        f"{self.horizon} iterations; leave epsilon None or give the Corollary's phi1")
+        if self.epsilon is None:
+            return
+        spent = phi1_of_budget(self.epsilon, self.delta, self.tau, self.horizon)
+        if not np.isclose(self.phi1 or 0.0, spent, rtol=1e-12, atol=0.0):
+            raise InvalidParameterError(f"phi1 = {self.phi1!r} does not spend epsilon = {self.epsilon!r} (delta "
+                                        f"{self.delta!r}) over {self.horizon} iterations (phi1 = {spent!r} does); "
+                                        "leave epsilon None or give the Corollary's phi1")
 
     @property
     def num_agents(self) -> int:

@@ -159,3 +159,19 @@ def test_false_alarm_rate_of_the_correct_example(outcomes):
                   for verdict in outcomes[f"seed/{seed}"][0].values())
     trials = len(FALSE_ALARM_SEEDS) * len(STATISTICAL)
     assert scipy.stats.binomtest(refuted, trials, SIGNIFICANCE, alternative="greater").pvalue > 0.001, refuted
+
+
+def test_the_setting_states_the_budget_in_the_papers_terms_and_phi1_agrees():
+    """Issue 30 item 7: epsilon (the whole run's (eps, delta), L302) is handed over; phi1 is its conversion (Prop. 1.3
+    inverted, the Corollary's split), checked; a run of another horizon states no total."""
+    from dataclasses import replace
+
+    from dpverify.algorithms.core.errors import InvalidParameterError
+    from dpverify.algorithms.core.privacy import dynamic_zcdp_total, zcdp_to_dp
+
+    setting = suite_of("zcdp-nfl").setting(CheckContext(parameters=parameters_of("zcdp-nfl", "quick")))
+    total = dynamic_zcdp_total(setting.phi1, setting.tau, setting.horizon)
+    assert setting.epsilon == 1.0 and zcdp_to_dp(total, setting.delta) == pytest.approx(1.0, rel=1e-12)
+    assert setting.with_data(setting.data, 1).epsilon is None
+    with pytest.raises(InvalidParameterError, match="does not spend epsilon = 1.0"):
+        replace(setting, phi1=2 * setting.phi1)
