@@ -12,30 +12,30 @@ import logging
 import os
 import sys
 import time
+from collections.abc import Sequence
 from dataclasses import replace
 from enum import StrEnum
 from pathlib import Path
-from collections.abc import Sequence
 from typing import TYPE_CHECKING, Annotated, Optional
 
 import typer
 from tqdm.auto import tqdm
 
 from dpverify.algorithms.core.errors import DpverifyError
-from dpverify.reproductions.datasets import DATA_ENV, availability
+from dpverify.reproductions.bench.timing import DEFAULT_REPEATS
+from dpverify.reproductions.data.datasets import DATA_ENV, availability
 from dpverify.reproductions.inputs import directory_to_write, one_line, open_unit_interval, run_paths
-from dpverify.reproductions.progress import Progress, clock
-from dpverify.reproductions.allocator import settle_allocator
-from dpverify.reproductions.threads import limit_blas_threads
-from dpverify.reproductions.timing import DEFAULT_REPEATS
+from dpverify.reproductions.run.allocator import settle_allocator
+from dpverify.reproductions.run.progress import Progress, clock
+from dpverify.reproductions.run.threads import limit_blas_threads
 from dpverify.theory.audit.auditor import minimum_samples
 from dpverify.theory.claims import CheckCrashed, CheckResult, ClaimResult, Evidence, Paper, Verdict, evaluate
+from dpverify.theory.door.isolation import DEFAULT_TIMEOUT
 from dpverify.theory.execution import DEFAULT_ROOT_SEED, CheckContext
-from dpverify.theory.isolation import DEFAULT_TIMEOUT
 from dpverify.theory.papers import get_paper, paper_ids, room_module
 
 if TYPE_CHECKING:   # imported where it is used: `dpverify --help` does not load the cache machinery
-    from dpverify.reproductions.check_cache import CheckCache
+    from dpverify.reproductions.run.check_cache import CheckCache
 
 app = typer.Typer(add_completion=False, no_args_is_help=True, pretty_exceptions_enable=False,
                   help="Verify and reproduce papers on differentially private decentralized optimization.")
@@ -97,7 +97,7 @@ def _papers(paper_id: str | None) -> list[Paper]:
 
 
 def _parameters(paper: Paper, profile: str) -> dict:
-    from dpverify.reproductions.experiments import parameters_of
+    from dpverify.reproductions.run.experiments import parameters_of
 
     return parameters_of(paper.id, profile)
 
@@ -171,7 +171,7 @@ def _check_claims(paper: Paper, claim_id: str | None, context: CheckContext, log
     contexts of further root seeds, _seed_contexts), its randomized checks again under each, and a check whose
     verdict flips is inconclusive (theory/robustness.py). A crashing check is reported on its claim
     (_evaluate_or_report)."""
-    from dpverify.reproductions.check_cache import CheckCache
+    from dpverify.reproductions.run.check_cache import CheckCache
     from dpverify.theory.robustness import across_seeds, randomized
 
     checks = checks if checks is not None else CheckCache(None)
@@ -199,21 +199,21 @@ def _verdict_line(result: ClaimResult, width: int) -> str:
 
 
 def _sweeps(paper: str | None, specs: list[str] | None, profile: str) -> dict:
-    """The --sweep targets per paper, validated before any work (reproductions/sweep.py)."""
+    """The --sweep targets per paper, validated before any work (reproductions/run/sweep.py)."""
     if not specs:
         return {}
     if not paper:
         raise DpverifyError("--sweep needs a PAPER argument (see `dpverify list`)")
-    from dpverify.reproductions.experiments import experiments_of
-    from dpverify.reproductions.sweep import parse_sweeps
+    from dpverify.reproductions.run.experiments import experiments_of
+    from dpverify.reproductions.run.sweep import parse_sweeps
 
     return {paper: parse_sweeps(specs, paper, profile, experiments_of(paper))}
 
 
 def _swept(results: list[ClaimResult], sweeps: list, context: CheckContext, log: Path, checks: CheckCache,
            rerun=None) -> list[ClaimResult]:
-    """The claims re-decided over the sweeps (reproductions/sweep.py), each swept claim's verdict printed again."""
-    from dpverify.reproductions.sweep import sweep_claims
+    """The claims re-decided over the sweeps (reproductions/run/sweep.py), each swept claim's verdict printed again."""
+    from dpverify.reproductions.run.sweep import sweep_claims
 
     if not sweeps:
         return results
@@ -255,8 +255,8 @@ def _finish(results: list[ClaimResult], strict: bool, summary: dict | None = Non
             junit: Path | None = None, baseline_summary: dict | None = None) -> None:
     """Counts; then the gate: against --baseline, exit 3 on a regression (with --strict on any change); without
     one, exit 3 with --strict when a claim is refuted. --junit writes the cases either way."""
-    from dpverify.reproductions.compare import gate
-    from dpverify.reproductions.junit import write_junit
+    from dpverify.reproductions.report.compare import gate
+    from dpverify.reproductions.report.junit import write_junit
 
     refuted = [r.claim.id for r in results if r.verdict == Verdict.REFUTED]
     counts = {v: sum(r.verdict == v for r in results) for v in Verdict}
@@ -286,7 +286,7 @@ def _check_summary(papers: list[Paper], results: list[ClaimResult], profile: str
     by construction and a baseline compares it on what it checked); written to OUT/summary.json with --out."""
     import tempfile
 
-    from dpverify.reproductions.report import paper_record, write_summary
+    from dpverify.reproductions.report.publish import paper_record, write_summary
 
     with tempfile.TemporaryDirectory() as scratch:
         figures = (out if out is not None else Path(scratch)) / "figures"
@@ -304,7 +304,7 @@ def _check_summary(papers: list[Paper], results: list[ClaimResult], profile: str
 @app.command("list")
 def list_command(paper: PaperArg = None) -> None:
     """List papers, their claims (id, seed line, kind) and their experiments."""
-    from dpverify.reproductions.experiments import experiments_of
+    from dpverify.reproductions.run.experiments import experiments_of
 
     for entry in _papers(paper):
         typer.echo(typer.style(f"{entry.id}", bold=True) + f"  {entry.title}  ({entry.seed_file})")
@@ -326,8 +326,8 @@ def check(paper: PaperArg = None,
           seeds: SeedsOpt = 1, sweep: SweepOpt = None) -> None:
     """Run the theory checks of a paper (symbolic, ground truth, statistical), without the figures.
     Claims about figures are reported not-run here: `dpverify reproduce` checks them."""
-    from dpverify.reproductions.check_cache import CheckCache
-    from dpverify.reproductions.runner import Runner, environment_provenance
+    from dpverify.reproductions.run.check_cache import CheckCache
+    from dpverify.reproductions.run.runner import Runner, environment_provenance
 
     if claim and not paper:
         raise DpverifyError("--claim needs a PAPER argument (see `dpverify list`)")
@@ -370,20 +370,20 @@ def reproduce(paper: PaperArg = None,
     drawn), and each randomized check is decided under every seed."""
     import tempfile
 
-    from dpverify.reproductions.check_cache import CheckCache
-    from dpverify.reproductions.experiments import (
+    from dpverify.reproductions.report.publish import (
+        paper_record,
+        render_reports,
+        write_summary,
+    )
+    from dpverify.reproductions.run.check_cache import CheckCache
+    from dpverify.reproductions.run.experiments import (
         experiment_results,
         experiments_of,
         find_experiment,
         prefetch,
         run_experiment,
     )
-    from dpverify.reproductions.report import (
-        paper_record,
-        render_reports,
-        write_summary,
-    )
-    from dpverify.reproductions.runner import Runner, environment_provenance, writable_directory
+    from dpverify.reproductions.run.runner import Runner, environment_provenance, writable_directory
 
     if figure and not paper:
         raise DpverifyError("--figure needs a PAPER argument (see `dpverify list`)")
@@ -457,7 +457,7 @@ def verify(paper: Annotated[str, typer.Argument(help="paper id (see `dpverify li
     its own messages, and the paper's claims re-run on it. Exit status 0 if no check finds a deviation and no
     claim diverges from the reference, 3 otherwise (docs/verify.md). Your code runs in a worker process of its own:
     if it raises, exits, crashes or hangs anywhere, it does not conform (exit 3, the failure named)."""
-    from dpverify.reproductions.verify import verify as run_verify
+    from dpverify.reproductions.verify.command import verify as run_verify
 
     if claim and claims is False:
         raise DpverifyError("--claim selects claims to re-run; it contradicts --no-claims")
@@ -490,7 +490,7 @@ def audit_mechanism(
     line); no violation reads "not refuted at N samples", never "private"."""
     from dpverify.theory.audit import PrivacyClaim
     from dpverify.theory.audit import audit as run_audit
-    from dpverify.theory.isolation import ImplementationFailed, Isolated
+    from dpverify.theory.door.isolation import ImplementationFailed, Isolated
 
     open_unit_interval(confidence, "--confidence")
     claimed = PrivacyClaim(epsilon=epsilon, delta=delta)
@@ -545,7 +545,7 @@ def audit(paper: Annotated[str, typer.Argument(help="paper id (see `dpverify lis
 @app.command()
 def report(out: OutOpt = DEFAULT_OUT) -> None:
     """Re-render index.html and the Markdown reports from OUT/summary.json (no recomputation)."""
-    from dpverify.reproductions.report import render_reports
+    from dpverify.reproductions.report.publish import render_reports
 
     if out.exists():
         directory_to_write(out, "--out")    # it re-renders index.html and the Markdown files in OUT
@@ -587,9 +587,9 @@ def bench(paper: PaperArg = None,
     Exit status 0 when a target is not met (a finding), 1 when a baseline disagrees with the reference.
 
     Also the auditor's tightness, speed and memory, and with --verify the time of `dpverify verify` per paper."""
-    from dpverify.reproductions.bench import BenchmarkInvalid
-    from dpverify.reproductions.bench_audit import run_audit_benchmarks
-    from dpverify.reproductions.bench_verify import run_verify_benchmarks
+    from dpverify.reproductions.bench.audit import run_audit_benchmarks
+    from dpverify.reproductions.bench.papers import BenchmarkInvalid
+    from dpverify.reproductions.bench.verify import run_verify_benchmarks
 
     benchmarks = {p: room_module("reproductions", p, "bench") for p in ([paper] if paper else paper_ids())}
     missing = [p for p, module in benchmarks.items() if module is None]
@@ -625,7 +625,7 @@ def compare(baseline: Annotated[Path, typer.Argument(help="an earlier report's s
             = 1e-9) -> None:
     """Compare two reports claim by claim: verdicts, evidence lines, and evidence numbers that moved by
     more than --tolerance (relative). Papers present in only one report are not compared."""
-    from dpverify.reproductions.compare import compare_summaries, load_summary
+    from dpverify.reproductions.report.compare import compare_summaries, load_summary
 
     differences = compare_summaries(load_summary(baseline), load_summary(current), tolerance=tolerance)
     for difference in differences:

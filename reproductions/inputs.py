@@ -75,7 +75,7 @@ def open_unit_interval(value: float, what: str) -> float:
 def run_paths(*, cache: Path, out: Path | None, baseline: Path | None, junit: Path | None) -> dict[str, Any] | None:
     """The paths and JSON inputs of a run (check, reproduce), all checked before its first task; returns the
     --baseline summary (read once, here: a damaged baseline must not cost a run)."""
-    from dpverify.reproductions.compare import load_summary
+    from dpverify.reproductions.report.compare import load_summary
 
     loaded = load_summary(baseline) if baseline is not None else None
     if out is not None:

@@ -1,9 +1,9 @@
-"""Tests run with the same BLAS thread limit as the CLI (reproductions/threads.py), and never download data."""
+"""Tests run with the same BLAS thread limit as the CLI (reproductions/run/threads.py), and never download data."""
 
 import pytest
 
-from dpverify.reproductions.data_sources import OFFLINE_ENV
-from dpverify.reproductions.threads import limit_blas_threads
+from dpverify.reproductions.data.sources import OFFLINE_ENV
+from dpverify.reproductions.run.threads import limit_blas_threads
 
 
 @pytest.fixture(autouse=True, scope="session")
@@ -21,7 +21,7 @@ def _offline(monkeypatch):
 @pytest.fixture
 def data_only_from_env(monkeypatch, tmp_path_factory):
     """Datasets come only from $DPVERIFY_DATA / --data-dir: no ../shared/data fallback, an empty download cache."""
-    from dpverify.reproductions import data_sources
+    from dpverify.reproductions.data import sources as data_sources
 
     nowhere = tmp_path_factory.mktemp("no-shared-data")
     monkeypatch.setattr(data_sources, "SHARED_DATA_DIR", nowhere / "shared" / "data")

@@ -23,12 +23,12 @@ from typer.testing import CliRunner
 
 import dpverify.algorithms
 import dpverify.reproductions
-import dpverify.reproductions.verify
+import dpverify.reproductions.verify.command
 import dpverify.theory
 from dpverify.algorithms.core.errors import InvalidParameterError
 from dpverify.reproductions import cli
-from dpverify.reproductions.json_schema import first_violation
-from dpverify.reproductions.report import SCHEMA_FILE
+from dpverify.reproductions.report.json_schema import first_violation
+from dpverify.reproductions.report.publish import SCHEMA_FILE
 from dpverify.theory.audit.auditor import minimum_samples
 
 REPO = Path(__file__).resolve().parents[1]
@@ -294,8 +294,8 @@ def toy_paper_installed(scratch, monkeypatch):
 
 
 # where each command's work starts: a case that reaches one of them was not stopped before its work
-WORK = [("dpverify.reproductions.runner", "Runner.__call__"), ("dpverify.reproductions.cli", "_check_claims"),
-        ("dpverify.reproductions.cli", "evaluate"), ("dpverify.reproductions.verify", "evaluate")]
+WORK = [("dpverify.reproductions.run.runner", "Runner.__call__"), ("dpverify.reproductions.cli", "_check_claims"),
+        ("dpverify.reproductions.cli", "evaluate"), ("dpverify.reproductions.verify.command", "evaluate")]
 # (audit-mechanism's work is running the mechanism: the scratch one fails the test if it is ever called)
 
 
@@ -436,7 +436,7 @@ TOML_HEAD = "[experiment]\nid = 'figure-1'\ntitle = 't'\nseed_line = 'L1'\npaper
     (b"\xff\xfe", "{path}: cannot read it"),
 ])
 def test_every_fault_of_an_experiment_toml_names_the_file_and_its_line(text, expected, tmp_path):
-    from dpverify.reproductions.params import load_experiment
+    from dpverify.reproductions.run.params import load_experiment
 
     path = tmp_path / "figure_1.toml"
     path.write_bytes(text if isinstance(text, bytes) else text.encode())
@@ -469,7 +469,7 @@ def test_an_unreadable_data_dir_is_one_line_exit_2(tmp_path, monkeypatch):
 # naming the file, the line, the key (with its profile section) and what was expected, before any work: the file
 # is a copy of dpdo-nc's figure-2 TOML in the scratch folder, installed as that experiment's file.
 FIGURE_2_TOML = REPO / "reproductions" / "dpdo_nc" / "figure_2_nodes.toml"
-SCHEMA = "(reproductions/parameters.schema.json)"
+SCHEMA = "(reproductions/run/parameters.schema.json)"
 BAD_VALUES = {   # case -> (the committed text, the user's edit, the error after "experiment file FILE, ")
     "horizon-a-string": ("value = 500", 'value = "500"',
                          f"line 17: parameter 'horizon' must be an integer >= 1 {SCHEMA}; got \"500\""),
@@ -513,16 +513,16 @@ def test_a_toml_value_of_the_wrong_type_or_sign_is_one_line_exit_2(bad, command,
 def test_the_committed_schema_is_the_one_the_committed_toml_files_give():
     """parameters.schema.json is derived, not hand-written: a TOML change of a key's type or sign (or a new key)
     regenerates it (experiments.write_parameter_schema) in the same commit."""
-    from dpverify.reproductions.experiments import derived_parameter_schema
-    from dpverify.reproductions.params import parameter_schema
+    from dpverify.reproductions.run.experiments import derived_parameter_schema
+    from dpverify.reproductions.run.params import parameter_schema
 
     assert derived_parameter_schema() == parameter_schema(), \
-        "run: python -c 'from dpverify.reproductions.experiments import write_parameter_schema as w; w()'"
+        "run: python -c 'from dpverify.reproductions.run.experiments import write_parameter_schema as w; w()'"
     assert parameter_schema()["dpdo-nc/figure-2"]["horizon"] == {"sign": "positive", "type": ["integer"]}
 
 
 def test_the_schema_rules():
-    from dpverify.reproductions.params import conforms, describe, rule_of
+    from dpverify.reproductions.run.params import conforms, describe, rule_of
 
     count, real, seed = rule_of([500, 50], "horizon"), rule_of([3.0, 2], "radius"), rule_of([7], "data_seed")
     assert (describe(count), describe(real), describe(seed)) == ("an integer >= 1", "a number >= 0", "an integer >= 0")

@@ -2,7 +2,7 @@
 
 theory/ knows nothing about files, caches or parallel back ends. A check that needs many
 simulations describes them as `Task`s and hands them to `context.run_tasks`, a map-like executor
-supplied from above (dpverify.reproductions.runner adds processes, Dask and a content-hash cache). The
+supplied from above (dpverify.reproductions.run.runner adds processes, Dask and a content-hash cache). The
 default executor runs them here, serially, with the same seeding, so a check gives the same
 numbers whichever executor runs it.
 """
@@ -20,7 +20,7 @@ import numpy as np
 import pandas as pd
 
 from dpverify.algorithms.core.errors import DpverifyError
-from dpverify.theory.implementations import REFERENCE
+from dpverify.theory.door.implementations import REFERENCE
 
 DEFAULT_ROOT_SEED = 20240221  # default: the date of the zCDP-NFL preprint (seeds/004 L2); any fixed value works
 
@@ -126,7 +126,7 @@ class UndeclaredParameterError(DpverifyError, KeyError):
 class Parameters(Mapping[str, Any]):
     """An experiment's parameter values as a check receives them (`context.parameters[experiment]`),
     each with its provenance: source "paper" with the seed line, or "default" with why, and a default's
-    spread (its range or alternatives with range_why, or how it is derived; reproductions/params.py). Reading
+    spread (its range or alternatives with range_why, or how it is derived; reproductions/run/params.py). Reading
     a parameter the experiment does not declare raises, `.get` included: no check falls back to a
     default of its own."""
 
@@ -225,7 +225,7 @@ class CheckContext:
     audit_samples: int | None = None    # runs per side of the privacy audits (None: the profile's default)
     audit_confidence: float = 0.95      # simultaneous confidence of an audit's lower bounds
     # which implementation a check that runs the algorithm itself runs (Check.runs_algorithm): REFERENCE, or the
-    # user's under `dpverify verify` (theory/implementations.py: resolve(context.implementation))
+    # user's under `dpverify verify` (theory/door/implementations.py: resolve(context.implementation))
     implementation: Any = REFERENCE
 
     def __post_init__(self) -> None:

@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from dpverify.algorithms.core.errors import InvalidParameterError
-from dpverify.theory.stats import SIGNIFICANCE, holm
+from dpverify.theory.instruments.stats import SIGNIFICANCE, holm
 
 if TYPE_CHECKING:
     from dpverify.theory.claims import Measurement

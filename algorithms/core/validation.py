@@ -30,6 +30,18 @@ def require_positive_int(name: str, value: int, source: str = "") -> int:
     return int(value)
 
 
+def require_float_array(name: str, value, ndim: int, shape: str = "") -> np.ndarray:
+    """`value` as a float array with `ndim` dimensions (`shape` names them in the message, e.g. "(M_k, P)")."""
+    expected = f"a numeric {shape} array" if shape else f"a numeric {ndim}-D array"
+    try:
+        array = np.asarray(value, dtype=float)
+    except (TypeError, ValueError) as exc:
+        raise InvalidDataError(f"{name} must be {expected}; got {type(value).__name__}") from exc
+    if array.ndim != ndim:
+        raise InvalidDataError(f"{name} must be {expected}; got shape {array.shape}")
+    return array
+
+
 def require_finite(name: str, array: np.ndarray) -> np.ndarray:
     array = np.asarray(array, dtype=float)
     if not np.all(np.isfinite(array)):

@@ -334,3 +334,14 @@ def theorem4_epsilon(rho1: float, decay: float, plf, delta: float) -> np.ndarray
 def lemma5_sensitivity(alpha, beta: float, c: float) -> float:
     """Delta = 4 alpha beta c with alpha = max_i alpha_i (Lemma 5, v1:L424-L436, as printed)."""
     return 4.0 * float(np.max(alpha)) * beta * c
+
+
+def calibrated_params(alpha, num_agents: int, *, epsilon: float | None, delta: float, plf: int, decay: float,
+                      clip: float | None, gradient_bound: float | None = None, u_mode: str = "literal") -> RecalParams:
+    """DP-RECAL's parameters as the paper calibrates them (spec §6): beta = 1/(2(n+1)), Lemma 5's Delta = 4 alpha beta c
+    with c = `gradient_bound` (the clip unless given), and sigma_1 spending (epsilon, delta) over `plf` activations by
+    Theorem 4 (0, i.e. RECAL, when epsilon is None); per-sample gradients clipped to `clip`."""
+    beta = paper_beta(num_agents)
+    sensitivity = lemma5_sensitivity(alpha, beta, clip if gradient_bound is None else gradient_bound)
+    sigma1 = 0.0 if epsilon is None else sigma1_for_budget(epsilon, delta, plf, decay, sensitivity)
+    return RecalParams(alpha, beta, RelayNoise(sigma1, decay), u_mode=u_mode, clip=clip, sensitivity_bound=sensitivity)

@@ -47,10 +47,9 @@ from dpverify.algorithms.dp_recal.algorithm import (
     U_MODES,
     RecalParams,
     RelayNoise,
-    lemma5_sensitivity,
+    calibrated_params,
     paper_beta,
     run_recal,
-    sigma1_for_budget,
     uniform_transition_matrix,
 )
 from dpverify.algorithms.dp_recal.composite import ActiveGradients, CompositeProblem
@@ -125,19 +124,17 @@ class DpRecalSetting:
 
     def sensitivity(self) -> float:
         """Lemma 5's Delta = 4 alpha beta c with alpha = max_i alpha_i, beta = 1/(2(n+1))."""
-        return lemma5_sensitivity(self.alpha, paper_beta(self.num_agents), self.clip)
+        return self.reference_params.sensitivity_bound
 
     def sigma1(self) -> float:
         """sigma_1 that spends (epsilon, delta) over `plf` activations by Theorem 4 (seeds/001 v1); 0 for RECAL."""
-        if self.epsilon is None:
-            return 0.0
-        return sigma1_for_budget(self.epsilon, self.delta, self.plf, self.decay, self.sensitivity())
+        return self.reference_params.noise.sigma1
 
     @cached_property
     def reference_params(self) -> RecalParams:
         """The reference's parameters (the setting's reading of (7e), per-sample clipping to c)."""
-        return RecalParams(self.alpha, paper_beta(self.num_agents), RelayNoise(self.sigma1(), self.decay),
-                           u_mode=self.u_reading, clip=self.clip, sensitivity_bound=self.sensitivity())
+        return calibrated_params(self.alpha, self.num_agents, epsilon=self.epsilon, delta=self.delta, plf=self.plf,
+                                 decay=self.decay, clip=self.clip, u_mode=self.u_reading)
 
     @cached_property
     def reference_gradients(self) -> ActiveGradients:

@@ -6,9 +6,8 @@ import tempfile
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
+from dpverify.reproductions.verify.command import verify  # noqa: E402
 from tests.reproductions.planting import planted  # noqa: E402
-
-from dpverify.reproductions.verify import verify  # noqa: E402
 
 LAPLACE = "q = [x[i] + rng.laplace(0.0, sigma, size=d) if sigma > 0 else x[i].copy() for i in range(n)]"
 DPDO_SIGMA, ZCDP_SIGMA, WB_STD = ("sigma = 2.0 * np.sqrt(d) * alpha", "sigmas[k] = sensitivity / np.sqrt(2.0 * phi)",

@@ -1,14 +1,17 @@
 """False alarms of verify's exit status on each paper's correct example: 100 root seeds, --noise own, every check
 but exact (exact is deterministic: the examples conform on the tape, tests/reproductions/test_verify*.py).
 Run from the checkout: python docs/measurements/verify_false_alarms.py dp-recal wang-basar zcdp-nfl dpdo-nc (docs/verify.md)."""
-import json, sys, time
+import json
+import sys
+import time
+
 import joblib
 from scipy.stats import binomtest
 
 CHECKS = "accounting,replay,noise-scale,noise-law,distribution,privacy"
 
 def one(paper, seed):
-    from dpverify.reproductions.verify import verify
+    from dpverify.reproductions.verify.command import verify
     room = paper.replace("-", "_")
     result = verify(paper, f"examples/{room}/my_{room}.py:run", seed=seed, noise="own", checks=CHECKS)
     return seed, result.exit_status, sorted(k for k, v in result.verdicts.items() if v == "refuted")

@@ -25,14 +25,7 @@ import pandas as pd  # noqa: E402
 
 from dpverify.algorithms.core.network import Network  # noqa: E402
 from dpverify.algorithms.core.problems import LocalData  # noqa: E402
-from dpverify.algorithms.dp_recal.algorithm import (  # noqa: E402
-    RecalParams,
-    RelayNoise,
-    lemma5_sensitivity,
-    paper_beta,
-    run_recal,
-    sigma1_for_budget,
-)
+from dpverify.algorithms.dp_recal.algorithm import RecalParams, calibrated_params, run_recal  # noqa: E402
 from dpverify.algorithms.dp_recal.composite import CompositeProblem  # noqa: E402
 from dpverify.algorithms.dp_recal.gradient_attacks import run_attack  # noqa: E402
 from dpverify.algorithms.dp_recal.gradient_inversion import (  # noqa: E402
@@ -42,7 +35,7 @@ from dpverify.algorithms.dp_recal.gradient_inversion import (  # noqa: E402
     mse,
     psnr,
 )
-from dpverify.reproductions.datasets import (  # noqa: E402
+from dpverify.reproductions.data.datasets import (  # noqa: E402
     NOT_AVAILABLE,
     NOTHING_RUN,
     DatasetNotAvailableError,
@@ -50,8 +43,8 @@ from dpverify.reproductions.datasets import (  # noqa: E402
     split_over_agents,
 )
 from dpverify.reproductions.dp_recal.workload import ATTACK_COST  # noqa: E402
-from dpverify.reproductions.experiments import Experiment, FigureOutput  # noqa: E402
-from dpverify.reproductions.params import ExperimentConfig  # noqa: E402
+from dpverify.reproductions.run.experiments import Experiment, FigureOutput  # noqa: E402
+from dpverify.reproductions.run.params import ExperimentConfig  # noqa: E402
 from dpverify.theory.execution import Task  # noqa: E402
 
 HERE = Path(__file__).parent
@@ -82,12 +75,12 @@ def simulate_attack(rng: np.random.Generator, *, dataset: str, attack: str, targ
     problem = CompositeProblem(loss)
     network = Network.from_networkx(nx.cycle_graph(num_agents))
     alpha = 1.0 / (problem.lipschitz_constants(data) + 1.0)          # spec §6 default
-    beta = paper_beta(num_agents)
-    sigma1 = sigma1_for_budget(epsilon, delta, plf_calibration, decay, lemma5_sensitivity(alpha, beta, clip))
+    private = calibrated_params(alpha, num_agents, epsilon=epsilon, delta=delta, plf=plf_calibration, decay=decay,
+                                clip=clip)
+    beta, sigma1 = private.beta, private.noise.sigma1
     x1 = x1_scale * run_rng.standard_normal(data.dim)                  # spec §6: x^1 = 0.1 N(0, I), y_i^1 = x^1
     mechanisms = {"recal": RecalParams(alpha, beta),                    # eq. (7): no noise, no clipping
-                  "dp-recal": RecalParams(alpha, beta, RelayNoise(sigma1, decay), clip=clip,
-                                          sensitivity_bound=lemma5_sensitivity(alpha, beta, clip))}
+                  "dp-recal": private}
     rows = []
     for mechanism, params in mechanisms.items():
         run = run_recal(problem, data, network, params, replicas=1, rng=run_rng, horizon=horizon, x1=x1)

@@ -1,6 +1,6 @@
 """`dpverify bench dp-recal`: DP-RECAL iterations on MNIST 0/1 (784 features, 8 agents on a ring,
 v1:L552-L560) with batched replicas (`run_recal`, gradients prebuilt), against a per-replica loop that
-transcribes Algorithm 1 one holder at a time, and the physical limit of reproductions/bench.py. Both
+transcribes Algorithm 1 one holder at a time, and the physical limit of reproductions/bench/papers.py. Both
 consume the same noise and walk; the benchmark checks they compute the same iterates before timing. If
 MNIST is not available the benchmark says so and stops (no substitute data).
 
@@ -16,7 +16,7 @@ Two settings are timed, because the batched run computes the gradient differentl
 - no clipping: the linear loss's gradient is G_i y - h_i with the Gram matrix G_i = B_i^T B_i / m_i
   precomputed (one product); the loop transcribes B_i^T (B_i y - b_i)/m_i as printed.
 The one-off precomputation (Gram matrices, restricted features) is timed separately and not in the
-rates. Everything runs with DPVERIFY_BLAS_THREADS BLAS threads (reproductions/threads.py, default 1)."""
+rates. Everything runs with DPVERIFY_BLAS_THREADS BLAS threads (reproductions/run/threads.py, default 1)."""
 
 from __future__ import annotations
 
@@ -37,13 +37,13 @@ from dpverify.algorithms.dp_recal.algorithm import (
     uniform_transition_matrix,
 )
 from dpverify.algorithms.dp_recal.composite import ActiveGradients, CompositeProblem
-from dpverify.reproductions.bench import Contenders, run_paper_bench, states_agree, timed
-from dpverify.reproductions.datasets import (
+from dpverify.reproductions.bench.papers import Contenders, run_paper_bench, states_agree, timed
+from dpverify.reproductions.bench.timing import DEFAULT_REPEATS
+from dpverify.reproductions.data.datasets import (
     DatasetNotAvailableError,
     load_dataset,
     split_over_agents,
 )
-from dpverify.reproductions.timing import DEFAULT_REPEATS
 
 REPLICAS, ITERATIONS = 100, 10      # issue target: 100 replicas batched; per-iteration times on 10
 LOOP_ITERATIONS = 2                 # the loop's per-iteration time is measured on fewer iterations
@@ -112,7 +112,7 @@ def loop_run(problem, data, network, params, *, replicas, iterations, rng, x1,
 
 
 def same_state(batched, looped) -> bool:
-    """The final (x, y, lam) agree to the bench's tolerance (reproductions/bench.py)."""
+    """The final (x, y, lam) agree to the bench's tolerance (reproductions/bench/papers.py)."""
     return states_agree(batched, looped)
 
 

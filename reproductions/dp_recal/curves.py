@@ -24,19 +24,11 @@ import pandas as pd  # noqa: E402
 
 from dpverify.algorithms.core.network import Network  # noqa: E402
 from dpverify.algorithms.core.problems import LocalData  # noqa: E402
-from dpverify.algorithms.dp_recal.algorithm import (  # noqa: E402
-    RecalParams,
-    RelayNoise,
-    RelayRun,
-    lemma5_sensitivity,
-    paper_beta,
-    run_recal,
-    sigma1_for_budget,
-)
 from dpverify.algorithms.dp_recal import contract  # noqa: E402
+from dpverify.algorithms.dp_recal.algorithm import RecalParams, RelayRun, calibrated_params, run_recal  # noqa: E402
 from dpverify.algorithms.dp_recal.baselines.dp_common import gradient_change  # noqa: E402
 from dpverify.algorithms.dp_recal.composite import CompositeProblem, accuracy  # noqa: E402
-from dpverify.reproductions.datasets import (  # noqa: E402
+from dpverify.reproductions.data.datasets import (  # noqa: E402
     DATA_ENV,
     NOT_AVAILABLE,
     NOTHING_RUN,
@@ -45,12 +37,12 @@ from dpverify.reproductions.datasets import (  # noqa: E402
     split_over_agents,
 )
 from dpverify.reproductions.dp_recal.workload import curves_cost  # noqa: E402
-from dpverify.reproductions.experiments import Experiment, FigureOutput  # noqa: E402
-from dpverify.reproductions.params import ExperimentConfig  # noqa: E402
+from dpverify.reproductions.run.experiments import Experiment, FigureOutput  # noqa: E402
+from dpverify.reproductions.run.params import ExperimentConfig  # noqa: E402
+from dpverify.theory.door.implementations import REFERENCE, resolve  # noqa: E402
 from dpverify.theory.dp_recal.composite_ground_truth import solve_composite  # noqa: E402
-from dpverify.theory.conformance import independent_transcripts  # noqa: E402
 from dpverify.theory.execution import Task  # noqa: E402
-from dpverify.theory.implementations import REFERENCE, resolve  # noqa: E402
+from dpverify.theory.verify.conformance import independent_transcripts  # noqa: E402
 
 HERE = Path(__file__).parent
 NUM_AGENTS = 8           # v1:L552
@@ -111,10 +103,8 @@ def relay_run(problem: CompositeProblem, data: LocalData, network: Network, *, e
     (c = clip; `sensitivity_reading` "per_sample" takes the gradient change 2c/m instead of 2c, as the baselines).
     Returns the run and the settings it used."""
     alpha = 1.0 / (problem.lipschitz_constants(data) + 1.0)              # spec §6 default alpha_i = 1/(L_i+1)
-    beta = paper_beta(data.num_agents)
-    sensitivity = lemma5_sensitivity(alpha, beta, gradient_change(clip, data.num_samples, sensitivity_reading) / 2.0)
-    sigma1 = 0.0 if epsilon is None else sigma1_for_budget(epsilon, delta, plf, decay, sensitivity)
-    params = RecalParams(alpha, beta, RelayNoise(sigma1, decay), clip=clip, sensitivity_bound=sensitivity)
+    params = calibrated_params(alpha, data.num_agents, epsilon=epsilon, delta=delta, plf=plf, decay=decay, clip=clip,
+                               gradient_bound=gradient_change(clip, data.num_samples, sensitivity_reading) / 2.0)
     run = run_recal(problem, data, network, params, replicas=replicas, rng=rng, plf_target=plf,
                     horizon=RUN_CAP_FACTOR * data.num_agents * plf, x1=x1, keep_transcript=False, keep_x=keep_x)
     return run, _settings(params, sensitivity_reading)

@@ -35,7 +35,7 @@ from dpverify.algorithms.core.network import Network  # noqa: E402
 from dpverify.algorithms.core.problems import LocalData  # noqa: E402
 from dpverify.algorithms.dp_recal.baselines.comparison import COMPARED, DISPLAY_NAMES  # noqa: E402
 from dpverify.algorithms.dp_recal.composite import CompositeProblem, accuracy  # noqa: E402
-from dpverify.reproductions.datasets import (  # noqa: E402
+from dpverify.reproductions.data.datasets import (  # noqa: E402
     NOT_AVAILABLE,
     NOTHING_RUN,
     DatasetNotAvailableError,
@@ -50,12 +50,12 @@ from dpverify.reproductions.dp_recal.curves import (  # noqa: E402
     relay_through_contract,
 )
 from dpverify.reproductions.dp_recal.workload import runs_cost  # noqa: E402
-from dpverify.reproductions.experiments import Experiment, FigureOutput  # noqa: E402
-from dpverify.reproductions.params import ExperimentConfig  # noqa: E402
+from dpverify.reproductions.run.experiments import Experiment, FigureOutput  # noqa: E402
+from dpverify.reproductions.run.params import ExperimentConfig  # noqa: E402
+from dpverify.theory.door.implementations import REFERENCE, resolve  # noqa: E402
 from dpverify.theory.dp_recal.composite_ground_truth import solve_composite  # noqa: E402
 from dpverify.theory.dp_recal.tables import ROWS, TABLES, comparison_table  # noqa: E402
 from dpverify.theory.execution import Task  # noqa: E402
-from dpverify.theory.implementations import REFERENCE, resolve  # noqa: E402
 
 HERE = Path(__file__).parent
 CLIP_AT_X_STAR = "no-bind-at-x*"  # the `clip` rule: the largest per-sample gradient norm at x*, rounded up

@@ -68,7 +68,7 @@ def tune(data, network):
 
 
 def check_ijcnn1():
-    from dpverify.reproductions.datasets import load_dataset, split_over_agents
+    from dpverify.reproductions.data.datasets import load_dataset, split_over_agents
     data = split_over_agents(load_dataset("ijcnn1"), 8, rng=0, shuffle=True)
     network = Network.from_networkx(nx.cycle_graph(8))
     for key, (_, lasso) in CANDIDATES.items():

@@ -10,7 +10,7 @@ real-world datasets" (the objective of v1's linear regression) on covtype and mn
 
 The runs are `curves.simulate_dataset` (the v1 Figs. 2/3 machinery) with a `graph` and, in the quick
 profile, a uniform subsample of each agent's share (`samples_per_agent`). covtype is not shipped: its rows
-say "data not available" unless a directory holding it is given (reproductions/datasets.py).
+say "data not available" unless a directory holding it is given (reproductions/data/datasets.py).
 """
 
 from __future__ import annotations
@@ -22,8 +22,8 @@ import pandas as pd
 
 from dpverify.reproductions.dp_recal import curves
 from dpverify.reproductions.dp_recal.workload import curves_cost
-from dpverify.reproductions.experiments import Experiment, FigureOutput
-from dpverify.reproductions.params import ExperimentConfig
+from dpverify.reproductions.run.experiments import Experiment, FigureOutput
+from dpverify.reproductions.run.params import ExperimentConfig
 from dpverify.theory.dp_recal.v0 import cases
 from dpverify.theory.execution import Task
 

@@ -1,6 +1,6 @@
 """`dpverify bench dpdo-nc`: Algorithm 1 of seeds/002 (L159-L168) on the localization costs of Sec. 5, the
 reference (`run_dpdo_nc`, ledger included, regret not tracked: the baselines compute the iterates only)
-against the baselines of reproductions/bench.py.
+against the baselines of reproductions/bench/papers.py.
 
 All consume the generator alike: one standard-Laplace block (R, N, d) per round, scaled by sigma_t, as
 `laplace_mechanism` draws it. The defaults are the issue's sizes (6 nodes, the three graphs of L487,
@@ -26,8 +26,8 @@ from dpverify.algorithms.dpdo_nc.algorithm import (
     paper_schedule,
     run_dpdo_nc,
 )
-from dpverify.reproductions.bench import Contenders, run_grid, run_paper_bench
-from dpverify.reproductions.timing import DEFAULT_REPEATS
+from dpverify.reproductions.bench.papers import Contenders, run_grid, run_paper_bench
+from dpverify.reproductions.bench.timing import DEFAULT_REPEATS
 
 REPLICAS, ITERATIONS = 1000, 100   # the issue's 1000 replicas (6 nodes); per-round times on 100 rounds
 LOOP_ITERATIONS, VECTORIZED_ITERATIONS = 2, 10   # the slow baselines' time per round, on fewer rounds

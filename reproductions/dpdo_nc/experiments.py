@@ -16,8 +16,8 @@ import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 
-from dpverify.reproductions.experiments import Experiment, FigureOutput  # noqa: E402
-from dpverify.reproductions.params import ExperimentConfig  # noqa: E402
+from dpverify.reproductions.run.experiments import Experiment, FigureOutput  # noqa: E402
+from dpverify.reproductions.run.params import ExperimentConfig  # noqa: E402
 from dpverify.theory.dpdo_nc.instances import accumulators, simulate_curves  # noqa: E402
 from dpverify.theory.execution import Task  # noqa: E402
 

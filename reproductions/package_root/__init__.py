@@ -16,7 +16,7 @@ except PackageNotFoundError:  # imported from a source tree that was never insta
 def __getattr__(name: str):
     """`dpverify.verify`, imported on first use (it loads the harness, which `import dpverify` should not)."""
     if name == "verify":
-        from dpverify.reproductions.verify import verify
+        from dpverify.reproductions.verify.command import verify
 
         return verify
     raise AttributeError(f"module 'dpverify' has no attribute {name!r}")

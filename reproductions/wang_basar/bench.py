@@ -1,6 +1,6 @@
 """`bench wang-basar`: Algorithm 2 (seeds/003 eqs. (8)-(9)) on the estimation problem of Sec. 6.1, the
 reference (`run`, consensus moments of every iteration included) against the baselines of
-reproductions/bench.py.
+reproductions/bench/papers.py.
 
 All consume the generator alike: one standard-normal block (R, m, d) per iteration, scaled by
 lambda^k sqrt(sigma_var), as `gaussian_mechanism` draws it.
@@ -20,8 +20,8 @@ from dpverify.algorithms.wang_basar.algorithm import (
     run,
 )
 from dpverify.algorithms.wang_basar.problems import Estimation
-from dpverify.reproductions.bench import Contenders, run_paper_bench
-from dpverify.reproductions.timing import DEFAULT_REPEATS
+from dpverify.reproductions.bench.papers import Contenders, run_paper_bench
+from dpverify.reproductions.bench.timing import DEFAULT_REPEATS
 
 REPLICAS, ITERATIONS = 1000, 200    # the issue's 1000 replicas; per-iteration times on 200 iterations
 LOOP_ITERATIONS, VECTORIZED_ITERATIONS = 2, 3    # the slow baselines' time per iteration, on fewer

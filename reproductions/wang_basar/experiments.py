@@ -22,10 +22,10 @@ from dpverify.algorithms.wang_basar.algorithm import (  # noqa: E402
     run,
 )
 from dpverify.algorithms.wang_basar.problems import Ica  # noqa: E402
-from dpverify.reproductions.experiments import Experiment, FigureOutput  # noqa: E402
-from dpverify.reproductions.params import ExperimentConfig  # noqa: E402
+from dpverify.reproductions.run.experiments import Experiment, FigureOutput  # noqa: E402
+from dpverify.reproductions.run.params import ExperimentConfig  # noqa: E402
+from dpverify.theory.door.implementations import resolve  # noqa: E402
 from dpverify.theory.execution import Task  # noqa: E402
-from dpverify.theory.implementations import resolve  # noqa: E402
 from dpverify.theory.wang_basar.figures import TABLE_1  # noqa: E402
 from dpverify.theory.wang_basar.instances import (  # noqa: E402
     DESTINATION_RADIUS,

@@ -1,5 +1,5 @@
 """`dpverify bench zcdp-nfl`: Algorithm 1 of seeds/004 (eqs. (7)-(9)) on LAD regression, the reference
-(`run_zcdp_nfl`, ledger included, iterates not kept) against the baselines of reproductions/bench.py.
+(`run_zcdp_nfl`, ledger included, iterates not kept) against the baselines of reproductions/bench/papers.py.
 
 All consume the generator alike: one standard-normal block (R, N, d) per iteration, scaled by the
 calibrated sigma_k(n) of each agent (Lemma I, Theorem I), as `gaussian_mechanism` draws it.
@@ -23,8 +23,8 @@ from dpverify.algorithms.zcdp_nfl.algorithm import (
     run_zcdp_nfl,
     sensitivity_bound,
 )
-from dpverify.reproductions.bench import Contenders, run_grid, run_paper_bench
-from dpverify.reproductions.timing import DEFAULT_REPEATS
+from dpverify.reproductions.bench.papers import Contenders, run_grid, run_paper_bench
+from dpverify.reproductions.bench.timing import DEFAULT_REPEATS
 
 NUM_AGENTS, NUM_SAMPLES, DIM = 50, 50, 8                 # seeds/004 L304
 EDGES_PER_AGENT = 1.5                                    # L304: 75 edges for 50 clients (a sparse graph)

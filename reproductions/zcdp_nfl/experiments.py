@@ -4,7 +4,7 @@ One task = one Monte-Carlo instance (a new random graph and dataset, spec Sec. 6
 algorithm runs at every eps with `noise_replicas` batched noise draws, so algorithms are compared
 on the same instances (paired tests in theory/zcdp_nfl/claims.py). The parameter `implementation` is
 our batched reference, or a user's implementation of zCDP-NFL through the contract
-(theory/implementations.py): `dpverify verify` re-runs the figures' claims with it in place of our
+(theory/door/implementations.py): `dpverify verify` re-runs the figures' claims with it in place of our
 zCDP-NFL, the baselines staying ours.
 """
 
@@ -22,10 +22,10 @@ from scipy import stats  # noqa: E402
 
 from dpverify.algorithms.core.errors import NotInContract  # noqa: E402
 from dpverify.algorithms.zcdp_nfl.algorithm import normalized_error  # noqa: E402
-from dpverify.reproductions.experiments import Experiment, FigureOutput  # noqa: E402
-from dpverify.reproductions.params import ExperimentConfig  # noqa: E402
+from dpverify.reproductions.run.experiments import Experiment, FigureOutput  # noqa: E402
+from dpverify.reproductions.run.params import ExperimentConfig  # noqa: E402
+from dpverify.theory.door.implementations import resolve  # noqa: E402
 from dpverify.theory.execution import Task  # noqa: E402
-from dpverify.theory.implementations import resolve  # noqa: E402
 from dpverify.theory.zcdp_nfl.instances import (  # noqa: E402
     ALGORITHM_LABELS,
     Settings,

@@ -14,7 +14,7 @@ from dpverify.algorithms.core.noise import gaussian_mechanism, laplace_mechanism
 from dpverify.algorithms.core.problems import LocalData, Problem
 from dpverify.algorithms.core.projections import project_l1_ball
 from dpverify.algorithms.core.rowwise import clip_rows, row_norms, row_sum, scale_rows, shifted, times_matrix
-from dpverify.reproductions.allocator import settle_allocator
+from dpverify.reproductions.run.allocator import settle_allocator
 
 
 def is_agent_major(state: np.ndarray) -> bool:

@@ -8,7 +8,9 @@ import numpy as np
 import pytest
 from typer.testing import CliRunner
 
-from dpverify.reproductions import bench, cli, timing
+from dpverify.reproductions import cli
+from dpverify.reproductions.bench import papers as bench
+from dpverify.reproductions.bench import timing
 from dpverify.reproductions.dpdo_nc import bench as dpdo_bench
 from dpverify.reproductions.wang_basar import bench as wang_bench
 from dpverify.reproductions.zcdp_nfl import bench as zcdp_bench

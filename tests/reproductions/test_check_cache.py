@@ -1,7 +1,7 @@
-"""Claim checks cached like tasks (reproductions/check_cache.py): a second identical run measures no check and
+"""Claim checks cached like tasks (reproductions/run/check_cache.py): a second identical run measures no check and
 returns the same result; the seed, the profile, a parameter, an experiment's results or the implementation
 under test give a new key; a corrupt entry is quarantined and recomputed; crashes and not-run checks are never
-stored. Plain progress lines for a log (reproductions/progress.py)."""
+stored. Plain progress lines for a log (reproductions/run/progress.py)."""
 
 import json
 
@@ -12,9 +12,9 @@ import pytest
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 
-from dpverify.reproductions import progress as progress_module  # noqa: E402
-from dpverify.reproductions.check_cache import SUFFIX, CheckCache  # noqa: E402
-from dpverify.reproductions.progress import Progress  # noqa: E402
+from dpverify.reproductions.run import progress as progress_module  # noqa: E402
+from dpverify.reproductions.run.check_cache import SUFFIX, CheckCache  # noqa: E402
+from dpverify.reproductions.run.progress import Progress  # noqa: E402
 from dpverify.theory import rules  # noqa: E402
 from dpverify.theory.claims import Check, CheckCrashed, Claim, Measurement, Method, Verdict  # noqa: E402
 from dpverify.theory.execution import CheckContext, Parameters  # noqa: E402
@@ -121,7 +121,7 @@ def test_crashes_and_not_run_checks_are_never_stored(tmp_path):
 def test_a_users_implementation_failing_leaves_the_check_not_run_not_crashed(tmp_path):
     """Under `dpverify verify` a claim's check runs the user's code; if that code raises (ImplementationError), the
     check is not-run with the reason, never a harness error (a bug of ours, ZeroDivisionError above, still is)."""
-    from dpverify.theory.conformance import ImplementationError
+    from dpverify.theory.verify.conformance import ImplementationError
 
     def failing(context):
         raise ImplementationError("the implementation raised IndexError: index 8 is out of bounds")

@@ -83,7 +83,7 @@ def test_check_under_several_seeds_records_how_many_agree(tmp_path):
     summary = json.loads((tmp_path / "out" / "summary.json").read_text())
     (claim,) = summary["papers"]["dpdo-nc"]["claims"]
     assert claim["seeds"] == {"count": 2, "agreeing": 2} and summary["papers"]["dpdo-nc"]["provenance"]["seeds"] == 2
-    from dpverify.reproductions.report import SCHEMA_FILE
+    from dpverify.reproductions.report.publish import SCHEMA_FILE
 
     jsonschema.validate(summary, json.loads(SCHEMA_FILE.read_text()))
 

@@ -2,7 +2,7 @@
 
 import copy
 
-from dpverify.reproductions.compare import compare_summaries
+from dpverify.reproductions.report.compare import compare_summaries
 
 
 def summary(verdict="confirmed", value=1.0, line="x = 1"):

@@ -1,4 +1,4 @@
-"""Where the data comes from (reproductions/data_sources.py): the order of the directories, the download fallback
+"""Where the data comes from (reproductions/data/sources.py): the order of the directories, the download fallback
 (pooch, mocked: tests never touch the network), and that "data not available" is never a cached result: a
 reproduction rerun with the same cache after the data is provided runs the claims that need it."""
 
@@ -14,8 +14,9 @@ import pandas as pd
 import pytest
 import requests
 
-from dpverify.reproductions import data_sources
-from dpverify.reproductions.data_sources import (
+from dpverify.reproductions.data import sources as data_sources
+from dpverify.reproductions.data.datasets import load_dataset
+from dpverify.reproductions.data.sources import (
     DATA_ENV,
     NOT_AVAILABLE,
     OFFLINE_ENV,
@@ -27,8 +28,7 @@ from dpverify.reproductions.data_sources import (
     locate,
     read_checksums,
 )
-from dpverify.reproductions.datasets import load_dataset
-from dpverify.reproductions.runner import Runner, cache_key
+from dpverify.reproductions.run.runner import Runner, cache_key
 from dpverify.theory.execution import Task
 
 CIFAR_URL = "https://www.cs.toronto.edu/~kriz/cifar-10-python.tar.gz"
@@ -183,8 +183,8 @@ def test_a_reproduction_without_data_runs_its_claims_once_the_data_is_provided(t
     """Fig. 9 (ijcnn1) with the same cache: with an empty data directory its two claims are not-run and say how to
     get the data; with a directory holding only ijcnn1.trn.bz2 (no SHA256SUMS: dpverify's published sha256 checks
     it) they run; a third run is served from the cache."""
-    from dpverify.reproductions.datasets import availability
-    from dpverify.reproductions.experiments import find_experiment, parameters_of, run_experiment
+    from dpverify.reproductions.data.datasets import availability
+    from dpverify.reproductions.run.experiments import find_experiment, parameters_of, run_experiment
     from dpverify.theory.claims import Verdict, evaluate
     from dpverify.theory.execution import CheckContext
     from dpverify.theory.papers import get_paper
@@ -246,7 +246,7 @@ def test_data_dir_option_is_the_data_directory_of_the_run(tmp_path, monkeypatch)
 ])
 def test_a_summary_without_any_data_says_so(experiment, row, observed):
     """Every dataset missing (a clone without ../shared): the summaries name them instead of crashing."""
-    from dpverify.reproductions.experiments import find_experiment
+    from dpverify.reproductions.run.experiments import find_experiment
 
     found = find_experiment("dp-recal", experiment)
     status = NOT_AVAILABLE if experiment == "figure-9" else f"{NOT_AVAILABLE}: why"

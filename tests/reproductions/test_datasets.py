@@ -14,8 +14,8 @@ import numpy as np
 import pytest
 
 from dpverify.algorithms.core.errors import InvalidDataError, InvalidParameterError
-from dpverify.reproductions import datasets
-from dpverify.reproductions.datasets import (
+from dpverify.reproductions.data import datasets
+from dpverify.reproductions.data.datasets import (
     DATA_ENV,
     SHARED_DATA_DIR,
     ChecksumMismatchError,

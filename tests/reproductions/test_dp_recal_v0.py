@@ -9,9 +9,9 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from dpverify.reproductions.datasets import DATA_ENV
+from dpverify.reproductions.data.datasets import DATA_ENV
 from dpverify.reproductions.dp_recal import curves, v0
-from dpverify.reproductions.experiments import find_experiment
+from dpverify.reproductions.run.experiments import find_experiment
 
 IDS = ("v0-figure-2", "v0-figure-3", "v0-figure-4", "v0-table-5")
 

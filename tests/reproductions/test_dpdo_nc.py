@@ -3,7 +3,7 @@ and the statistics on it run."""
 
 import numpy as np
 
-from dpverify.reproductions.experiments import experiments_of
+from dpverify.reproductions.run.experiments import experiments_of
 from dpverify.theory.dpdo_nc.figures import growth_exponent
 from dpverify.theory.dpdo_nc.instances import accumulators, plug_in_regret
 from dpverify.theory.execution import run_task

@@ -20,10 +20,10 @@ from hypothesis import given
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
-from dpverify.reproductions import runner
-from dpverify.reproductions.compare import Difference, Gate
-from dpverify.reproductions.junit import write_junit
-from dpverify.reproductions.report import SCHEMA_FILE
+from dpverify.reproductions.report.compare import Difference, Gate
+from dpverify.reproductions.report.junit import write_junit
+from dpverify.reproductions.report.publish import SCHEMA_FILE
+from dpverify.reproductions.run import runner
 from dpverify.theory.execution import Task, UnhashableParameterError, value_digest
 
 REPO = Path(__file__).resolve().parents[2]
@@ -42,7 +42,7 @@ def summary_with(verdicts: dict[str, str]) -> dict:
 def test_the_gate_fails_on_regressions_only():
     before = {"p/a": "confirmed", "p/b": "refuted", "p/c": "inconclusive", "p/d": "confirmed", "p/e": "inconclusive"}
     after = {"p/a": "inconclusive", "p/b": "confirmed", "p/c": "not-run", "p/d": "confirmed", "p/e": "refuted"}
-    from dpverify.reproductions.compare import compare_summaries
+    from dpverify.reproductions.report.compare import compare_summaries
 
     judged = Gate(tuple(compare_summaries(summary_with(before), summary_with(after))))
     assert {d.claim for d in judged.regressions} == {"p/a", "p/e"}         # lost confirmation, new refutation
@@ -62,7 +62,7 @@ def test_a_claim_decided_another_way_is_not_comparable_and_a_genuine_regression_
     """Issue 31: a check this run left out of its scope (an experiment it did not reproduce), or a randomized check
     whose baseline seeds disagreed and that this run decided under other seeds, makes the claim not comparable: not
     a regression, not a JUnit failure, even with --strict. The same verdict changes without those reasons fail."""
-    from dpverify.reproductions.compare import compare_summaries
+    from dpverify.reproductions.report.compare import compare_summaries
 
     seeds = {"root_seeds": [1, 2, 3], "verdicts": ["confirmed", "inconclusive", "confirmed"], "agreeing": 2}
     before = _with_check_values(summary_with({"p/a": "confirmed", "p/b": "inconclusive", "p/c": "confirmed"}),

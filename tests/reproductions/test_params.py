@@ -3,7 +3,7 @@
 import pytest
 
 from dpverify.algorithms.core.errors import InvalidParameterError
-from dpverify.reproductions.params import load_experiment
+from dpverify.reproductions.run.params import load_experiment
 
 GOOD = """
 [experiment]
@@ -75,7 +75,7 @@ def test_each_default_says_how_far_our_choice_reaches(tmp_path):
 
 
 def test_every_shipped_default_carries_a_range_alternatives_or_derivation():
-    from dpverify.reproductions.experiments import experiments_of
+    from dpverify.reproductions.run.experiments import experiments_of
     from dpverify.theory.papers import paper_ids
 
     free = 0
@@ -97,7 +97,7 @@ def test_unattributed_value_and_unknown_profile_rejected(tmp_path):
 
 
 def test_checks_receive_values_with_provenance_and_no_silent_default():
-    from dpverify.reproductions.experiments import experiments_of
+    from dpverify.reproductions.run.experiments import experiments_of
     from dpverify.theory.execution import UndeclaredParameterError
 
     parameters = experiments_of("dpdo-nc")[0].config("quick").as_parameters()

@@ -7,7 +7,7 @@ import sys
 from typer.testing import CliRunner
 
 from dpverify.reproductions import cli
-from dpverify.reproductions.compare import NUMBER_TOLERANCE, compare_summaries, load_summary
+from dpverify.reproductions.report.compare import NUMBER_TOLERANCE, compare_summaries, load_summary
 
 
 def _reproduce(args: list[str]) -> int:

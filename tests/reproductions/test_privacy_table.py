@@ -5,9 +5,9 @@ import json
 
 import pytest
 
-from dpverify.reproductions.compare import compare_summaries
-from dpverify.reproductions.report import SCHEMA_FILE, claim_record, render_html, render_markdown
-from dpverify.theory import accounting
+from dpverify.reproductions.report.compare import compare_summaries
+from dpverify.reproductions.report.publish import SCHEMA_FILE, claim_record, render_html, render_markdown
+from dpverify.theory.audit import accounting
 from dpverify.theory.claims import CheckResult, Claim, ClaimResult, Evidence, Method, Verdict
 
 jsonschema = pytest.importorskip("jsonschema")

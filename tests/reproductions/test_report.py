@@ -2,7 +2,7 @@
 
 import pytest
 
-from dpverify.reproductions.report import (
+from dpverify.reproductions.report.publish import (
     TABLE_ROWS_SHOWN,
     figure_table,
     render_html,
@@ -55,7 +55,7 @@ def test_a_check_that_read_defaults_says_so():
 def test_the_summary_stamp_is_one_line_and_the_only_one_a_rewrite_changes(tmp_path):
     import json
 
-    from dpverify.reproductions.report import write_summary
+    from dpverify.reproductions.report.publish import write_summary
 
     record = _record(None)
     first = write_summary(tmp_path, record, {"tasks_computed": {"dp-recal": 3}}).read_text().splitlines()
@@ -92,7 +92,7 @@ def test_a_verdict_resting_on_defaults_not_swept_is_never_shown_plain():
 
     import jsonschema
 
-    from dpverify.reproductions.report import SCHEMA_FILE, free_defaults, qualified_verdict
+    from dpverify.reproductions.report.publish import SCHEMA_FILE, free_defaults, qualified_verdict
 
     checks = [_check("confirmed", RHO), _check("confirmed", LAW)]
     claim = _claim("confirmed", checks)
@@ -121,8 +121,8 @@ def test_a_verdict_resting_on_defaults_not_swept_is_never_shown_plain():
 
 def test_a_known_claim_records_the_defaults_its_verdict_rests_on(tmp_path):   # about 0.1 s after imports
     """dpdo-nc's Assumption 1 is checked on the cyclic schedule with B = window, our default 2 (range 2..3)."""
-    from dpverify.reproductions.experiments import parameters_of
-    from dpverify.reproductions.report import claim_record
+    from dpverify.reproductions.report.publish import claim_record
+    from dpverify.reproductions.run.experiments import parameters_of
     from dpverify.theory.claims import evaluate
     from dpverify.theory.execution import CheckContext
     from dpverify.theory.papers import get_paper
@@ -143,7 +143,7 @@ def test_older_summaries_stay_valid_and_the_new_fields_are_checked():
 
     import jsonschema
 
-    from dpverify.reproductions.report import SCHEMA_FILE, SCHEMA_VERSION
+    from dpverify.reproductions.report.publish import SCHEMA_FILE, SCHEMA_VERSION
 
     schema = json.loads(SCHEMA_FILE.read_text())
     assert SCHEMA_VERSION == "1.3" and "1.2" in schema["properties"]["schema_version"]["enum"]

@@ -7,8 +7,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from dpverify.reproductions.data_sources import NOT_AVAILABLE
-from dpverify.reproductions.runner import (
+from dpverify.reproductions.data.sources import NOT_AVAILABLE
+from dpverify.reproductions.run.runner import (
     ResultCache,
     Runner,
     RunnerError,
@@ -167,7 +167,7 @@ def test_prefetch_runs_every_experiments_tasks_once_into_the_cache(tmp_path):
     experiment's own run finds all its results in the cache (nothing computed twice), equal to a serial run's."""
     from types import SimpleNamespace
 
-    from dpverify.reproductions.experiments import prefetch
+    from dpverify.reproductions.run.experiments import prefetch
 
     def experiment(keys):
         tasks = [Task(f"demo/{key}", gaussian_sample_mean, {"size": 40 + key, "shift": 0.5}) for key in keys]

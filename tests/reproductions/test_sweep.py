@@ -9,9 +9,9 @@ import pandas as pd
 import pytest
 
 from dpverify.algorithms.core.errors import InvalidParameterError
-from dpverify.reproductions.experiments import Experiment
-from dpverify.reproductions.report import claim_record
-from dpverify.reproductions.sweep import SweepError, parse_sweeps, sweep_claims
+from dpverify.reproductions.report.publish import claim_record
+from dpverify.reproductions.run.experiments import Experiment
+from dpverify.reproductions.run.sweep import SweepError, parse_sweeps, sweep_claims
 from dpverify.theory.claims import Check, Claim, Method, evaluate, holds
 from dpverify.theory.execution import CheckContext
 from dpverify.theory.rules import exact

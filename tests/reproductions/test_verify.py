@@ -14,9 +14,9 @@ import pytest
 import scipy.stats
 
 import dpverify
-from dpverify.reproductions.verify import EXIT_NONCONFORMING, load_implementation, verify
+from dpverify.reproductions.verify.command import EXIT_NONCONFORMING, load_implementation, verify
 from dpverify.theory.claims import Verdict
-from dpverify.theory.stats import SIGNIFICANCE
+from dpverify.theory.instruments.stats import SIGNIFICANCE
 from tests.reproductions.planting import planted
 
 REPO = Path(__file__).resolve().parents[2]
@@ -198,8 +198,8 @@ def test_the_pytest_plugin_in_a_throwaway_project(tmp_path):
 
 
 def test_the_benchmark_times_verify_on_the_examples(monkeypatch):
-    from dpverify.reproductions import bench_verify
-    from dpverify.reproductions.bench_verify import (
+    from dpverify.reproductions.bench import verify as bench_verify
+    from dpverify.reproductions.bench.verify import (
         BUDGET_SECONDS,
         CONFORMANCE_BUDGET,
         WARM_BUDGET,

@@ -1,5 +1,5 @@
 """`dpverify verify`, part d: the paper's claims re-run on a user's implementation, beside the reference's
-verdicts (reproductions/verify_claims.py). The agreement of the correct example is asserted in test_verify.py
+verdicts (reproductions/verify/rerun_claims.py). The agreement of the correct example is asserted in test_verify.py
 (its full verify); here: a planted bug that breaks the regret makes claims diverge (exit 3), the cache keys
 hold the implementation's source, and what cannot be re-run says so."""
 
@@ -10,12 +10,12 @@ from pathlib import Path
 import pytest
 
 from dpverify.algorithms.core.errors import DpverifyError
-from dpverify.reproductions.experiments import find_experiment
-from dpverify.reproductions.runner import cache_key
-from dpverify.reproductions.verify import EXIT_NONCONFORMING, verify
-from dpverify.reproductions.verify_claims import claims_on, rerunnable
+from dpverify.reproductions.run.experiments import find_experiment
+from dpverify.reproductions.run.runner import cache_key
+from dpverify.reproductions.verify.command import EXIT_NONCONFORMING, verify
+from dpverify.reproductions.verify.rerun_claims import claims_on, rerunnable
 from dpverify.theory.claims import Verdict
-from dpverify.theory.implementations import REFERENCE, implementation_value
+from dpverify.theory.door.implementations import REFERENCE, implementation_value
 from tests.reproductions.planting import planted
 
 REPO = Path(__file__).resolve().parents[2]

@@ -1,5 +1,5 @@
 """`dpverify verify dp-recal`, part d: the figure and table claims re-run on a user's implementation of
-Algorithm 1 (reproductions/dp_recal/curves.relay_through_contract, reproductions/verify_claims.py)."""
+Algorithm 1 (reproductions/dp_recal/curves.relay_through_contract, reproductions/verify/rerun_claims.py)."""
 
 from pathlib import Path
 
@@ -10,13 +10,13 @@ import pytest
 from dpverify.algorithms.core.network import Network
 from dpverify.algorithms.dp_recal import contract
 from dpverify.algorithms.dp_recal.algorithm import uniform_transition_matrix
-from dpverify.reproductions.datasets import DatasetNotAvailableError, load_dataset
+from dpverify.reproductions.data.datasets import DatasetNotAvailableError, load_dataset
 from dpverify.reproductions.dp_recal.curves import relay_through_contract
-from dpverify.reproductions.verify import verify
-from dpverify.reproductions.verify_claims import ClaimComparison, claims_on, rerunnable, selected
+from dpverify.reproductions.verify.command import verify
+from dpverify.reproductions.verify.rerun_claims import ClaimComparison, claims_on, rerunnable, selected
 from dpverify.theory.claims import CheckResult, ClaimResult, Evidence, Verdict
+from dpverify.theory.door.implementations import load_implementation
 from dpverify.theory.dp_recal import conformance
-from dpverify.theory.implementations import load_implementation
 from dpverify.theory.papers import get_paper
 from tests.reproductions.planting import planted
 

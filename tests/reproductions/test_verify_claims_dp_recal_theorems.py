@@ -12,9 +12,9 @@ import pytest
 from dpverify.algorithms.dp_recal import contract
 from dpverify.algorithms.dp_recal.algorithm import RecalParams, paper_beta, sigma1_for_budget
 from dpverify.theory.claims import Verdict
+from dpverify.theory.door.implementations import implementation_value, load_implementation
 from dpverify.theory.dp_recal import convergence
 from dpverify.theory.execution import CheckContext
-from dpverify.theory.implementations import implementation_value, load_implementation
 from dpverify.theory.papers import get_paper
 from tests.reproductions.planting import planted
 

@@ -12,14 +12,14 @@ import pytest
 
 from dpverify.algorithms.dpdo_nc import contract
 from dpverify.algorithms.dpdo_nc.algorithm import paper_schedule, run_dpdo_nc
-from dpverify.reproductions.experiments import parameters_of
-from dpverify.reproductions.verify import verify
-from dpverify.reproductions.verify_claims import ClaimComparison, claims_on, selected
+from dpverify.reproductions.run.experiments import parameters_of
+from dpverify.reproductions.verify.command import verify
+from dpverify.reproductions.verify.rerun_claims import ClaimComparison, claims_on, selected
 from dpverify.theory.claims import Verdict, evaluate
+from dpverify.theory.door.implementations import implementation_value
 from dpverify.theory.dpdo_nc import audit, numerics, runs
 from dpverify.theory.dpdo_nc.instances import instance_of, params_of
 from dpverify.theory.execution import CheckContext
-from dpverify.theory.implementations import implementation_value
 from dpverify.theory.papers import get_paper
 from tests.reproductions.planting import planted
 

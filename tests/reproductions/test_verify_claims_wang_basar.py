@@ -1,5 +1,5 @@
 """`dpverify verify wang-basar`, part d: the claims whose checks read Figs. 3-4 and Table 1 re-run on a user's
-implementation of Algorithm 2 (reproductions/verify_claims.py, theory/wang_basar/instances.through_contract).
+implementation of Algorithm 2 (reproductions/verify/rerun_claims.py, theory/wang_basar/instances.through_contract).
 The example agrees with the reference on every re-run claim; a planted bug the accounting check cannot see makes
 figure-3 diverge (exit 3); the user's path summarizes its runs as the reference's does; which claims are re-run."""
 
@@ -12,11 +12,11 @@ from dpverify.algorithms.core.errors import NotInContract
 from dpverify.algorithms.wang_basar import contract
 from dpverify.algorithms.wang_basar.algorithm import WangBasarParams, graph_weights, run
 from dpverify.algorithms.wang_basar.problems import Estimation
-from dpverify.reproductions.experiments import find_experiment
-from dpverify.reproductions.verify import EXIT_NONCONFORMING, verify
-from dpverify.reproductions.verify_claims import claims_on, rerunnable
+from dpverify.reproductions.run.experiments import find_experiment
+from dpverify.reproductions.verify.command import EXIT_NONCONFORMING, verify
+from dpverify.reproductions.verify.rerun_claims import claims_on, rerunnable
 from dpverify.theory.claims import Verdict
-from dpverify.theory.implementations import load_implementation
+from dpverify.theory.door.implementations import load_implementation
 from dpverify.theory.wang_basar.instances import estimation, schedule, through_contract
 from tests.reproductions.planting import planted
 

@@ -12,13 +12,13 @@ import pytest
 from dpverify.algorithms.core.tape import MirroredTape, NoiseTape
 from dpverify.algorithms.wang_basar import contract
 from dpverify.algorithms.wang_basar.contract import _Negated  # -z: eq. (8) subtracts lambda n
-from dpverify.reproductions.experiments import parameters_of
-from dpverify.reproductions.verify_claims import ClaimComparison
+from dpverify.reproductions.run.experiments import parameters_of
+from dpverify.reproductions.verify.rerun_claims import ClaimComparison
 from dpverify.theory.claims import Verdict, evaluate
-from dpverify.theory.conformance import transcript
+from dpverify.theory.door.implementations import REFERENCE, implementation_value
 from dpverify.theory.execution import CheckContext
-from dpverify.theory.implementations import REFERENCE, implementation_value
 from dpverify.theory.papers import get_paper
+from dpverify.theory.verify.conformance import transcript
 from dpverify.theory.wang_basar import coupling
 from dpverify.theory.wang_basar.instances import estimation, refined_saddle
 from tests.reproductions.planting import planted

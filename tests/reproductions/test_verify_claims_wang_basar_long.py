@@ -13,12 +13,12 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from dpverify.reproductions.experiments import find_experiment, parameters_of
-from dpverify.reproductions.verify import EXIT_NONCONFORMING, verify
-from dpverify.reproductions.verify_claims import selected
+from dpverify.reproductions.run.experiments import find_experiment, parameters_of
+from dpverify.reproductions.verify.command import EXIT_NONCONFORMING, verify
+from dpverify.reproductions.verify.rerun_claims import selected
 from dpverify.theory.claims import Verdict
+from dpverify.theory.door.implementations import REFERENCE, implementation_value
 from dpverify.theory.execution import CheckContext, serial_executor
-from dpverify.theory.implementations import REFERENCE, implementation_value
 from dpverify.theory.papers import get_paper
 from dpverify.theory.wang_basar import numerics
 from tests.reproductions.planting import planted

@@ -1,6 +1,6 @@
 """`dpverify verify zcdp-nfl`, part d: the claims of Figs. 1-3, and those whose checks run Algorithm 1 themselves
 (theorems 2-4, Lemma II, Assumption 1, the ledger of Theorem I and the Corollary), re-run on a user's implementation of
-zCDP-NFL, beside the reference's verdicts (reproductions/verify_claims.py). The per-client-loop example agrees with the
+zCDP-NFL, beside the reference's verdicts (reproductions/verify/rerun_claims.py). The per-client-loop example agrees with the
 reference on every re-run figure claim and measures what the reference measures through the contract; planted bugs
 make a figure claim and a ledger claim diverge (exit 3); which claims are re-run; the runs the contract cannot state
 raise NotInContract."""
@@ -22,12 +22,12 @@ from dpverify.algorithms.zcdp_nfl.algorithm import (
     ZcdpNflParams,
     ZcdpSchedule,
 )
-from dpverify.reproductions.experiments import parameters_of
-from dpverify.reproductions.verify import EXIT_NONCONFORMING, verify
-from dpverify.reproductions.verify_claims import claims_on, rerunnable, selected
+from dpverify.reproductions.run.experiments import parameters_of
+from dpverify.reproductions.verify.command import EXIT_NONCONFORMING, verify
+from dpverify.reproductions.verify.rerun_claims import claims_on, rerunnable, selected
 from dpverify.theory.claims import NothingToMeasure, Verdict
+from dpverify.theory.door.implementations import implementation_value
 from dpverify.theory.execution import CheckContext
-from dpverify.theory.implementations import implementation_value
 from dpverify.theory.papers import get_paper
 from dpverify.theory.zcdp_nfl import bounds, numerics
 from dpverify.theory.zcdp_nfl.instances import finite

@@ -13,12 +13,12 @@ import pytest
 
 from dpverify.algorithms.zcdp_nfl import contract
 from dpverify.algorithms.zcdp_nfl.algorithm import StepSchedule, ZcdpNflParams, ZcdpSchedule, run_zcdp_nfl
-from dpverify.reproductions.experiments import parameters_of
-from dpverify.reproductions.verify import EXIT_NONCONFORMING, verify
-from dpverify.reproductions.verify_claims import claims_on, selected
+from dpverify.reproductions.run.experiments import parameters_of
+from dpverify.reproductions.verify.command import EXIT_NONCONFORMING, verify
+from dpverify.reproductions.verify.rerun_claims import claims_on, selected
 from dpverify.theory.claims import Verdict
+from dpverify.theory.door.implementations import REFERENCE, implementation_value
 from dpverify.theory.execution import CheckContext
-from dpverify.theory.implementations import REFERENCE, implementation_value
 from dpverify.theory.papers import get_paper
 from dpverify.theory.zcdp_nfl import bounds
 from dpverify.theory.zcdp_nfl.instances import zcdp_budget

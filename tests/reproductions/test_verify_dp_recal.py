@@ -13,12 +13,12 @@ from joblib import Parallel, delayed
 
 from dpverify.algorithms.core.tape import NoiseTape
 from dpverify.algorithms.dp_recal import contract
-from dpverify.reproductions.experiments import parameters_of
-from dpverify.reproductions.verify import EXIT_NONCONFORMING, load_implementation, verify
+from dpverify.reproductions.run.experiments import parameters_of
+from dpverify.reproductions.verify.command import EXIT_NONCONFORMING, load_implementation, verify
 from dpverify.theory.claims import Verdict
 from dpverify.theory.dp_recal.conformance import followed_reading, replay, setting
 from dpverify.theory.execution import CheckContext
-from dpverify.theory.stats import SIGNIFICANCE
+from dpverify.theory.instruments.stats import SIGNIFICANCE
 from tests.reproductions.planting import planted
 
 REPO = Path(__file__).resolve().parents[2]

@@ -12,9 +12,9 @@ import numpy as np
 import pytest
 
 from dpverify.algorithms.core.errors import DpverifyError
-from dpverify.reproductions.verify import EXIT_NONCONFORMING, verify
-from dpverify.theory.conformance import Float64Required
-from dpverify.theory.isolation import ImplementationFailed, Isolated
+from dpverify.reproductions.verify.command import EXIT_NONCONFORMING, verify
+from dpverify.theory.door.isolation import ImplementationFailed, Isolated
+from dpverify.theory.verify.conformance import Float64Required
 
 REPO = Path(__file__).resolve().parents[2]
 EXAMPLE = REPO / "examples" / "dpdo_nc" / "my_dpdo_nc.py"

@@ -14,11 +14,11 @@ from dpverify.algorithms.core.tape import NoiseTape
 from dpverify.algorithms.wang_basar import contract
 from dpverify.algorithms.wang_basar.algorithm import run
 from dpverify.algorithms.wang_basar.contract import _Negated  # -z: eq. (8) subtracts lambda n
-from dpverify.reproductions.experiments import parameters_of
-from dpverify.reproductions.verify import EXIT_NONCONFORMING, load_implementation, suite_of, verify
+from dpverify.reproductions.run.experiments import parameters_of
+from dpverify.reproductions.verify.command import EXIT_NONCONFORMING, load_implementation, suite_of, verify
 from dpverify.theory.claims import Verdict
 from dpverify.theory.execution import CheckContext
-from dpverify.theory.stats import SIGNIFICANCE
+from dpverify.theory.instruments.stats import SIGNIFICANCE
 from dpverify.theory.wang_basar.conformance import SUITE
 from tests.reproductions.planting import planted
 

@@ -14,11 +14,11 @@ import scipy.stats
 from joblib import Parallel, delayed
 
 from dpverify.algorithms.zcdp_nfl.contract import replay
-from dpverify.reproductions.experiments import parameters_of
-from dpverify.reproductions.verify import EXIT_NONCONFORMING, load_implementation, suite_of, verify
+from dpverify.reproductions.run.experiments import parameters_of
+from dpverify.reproductions.verify.command import EXIT_NONCONFORMING, load_implementation, suite_of, verify
 from dpverify.theory.claims import Verdict
 from dpverify.theory.execution import DEFAULT_ROOT_SEED, CheckContext
-from dpverify.theory.stats import SIGNIFICANCE
+from dpverify.theory.instruments.stats import SIGNIFICANCE
 from tests.reproductions.planting import planted
 
 REPO = Path(__file__).resolve().parents[2]

@@ -2,7 +2,7 @@
 
 import pytest
 
-from dpverify.reproductions.experiments import experiments_of
+from dpverify.reproductions.run.experiments import experiments_of
 
 
 @pytest.mark.parametrize("profile", ["quick", "paper"])

@@ -20,7 +20,7 @@ import numpy as np
 import pandas as pd
 from threadpoolctl import threadpool_limits
 
-from dpverify.reproductions.datasets import Dataset, load_dataset
+from dpverify.reproductions.data.datasets import Dataset, load_dataset
 from dpverify.reproductions.dp_recal import attacks
 from dpverify.theory.dp_recal.attacks import shown_psnr
 

@@ -1,4 +1,4 @@
-"""The privacy table's accountant (theory/accounting.py) against closed forms and the issue's example."""
+"""The privacy table's accountant (theory/audit/accounting.py) against closed forms and the issue's example."""
 
 import math
 import sys
@@ -10,9 +10,8 @@ from dpverify.algorithms.core.mirror import SquaredEuclidean
 from dpverify.algorithms.core.noise import GAUSSIAN, LAPLACE, PrivacyLedger, gaussian_mechanism, laplace_mechanism
 from dpverify.algorithms.core.privacy import gaussian_dp_epsilon, zcdp_to_dp, zcdp_to_dp_tight
 from dpverify.algorithms.dpdo_nc.algorithm import DpdoNcParams
-from dpverify.theory import accounting
-from dpverify.theory.accounting import Release
-from dpverify.theory.audit import PrivacyClaim, audit
+from dpverify.theory.audit import PrivacyClaim, accounting, audit
+from dpverify.theory.audit.accounting import Release
 from dpverify.theory.dpdo_nc.audit import paper_epsilon_hat
 
 dp_accounting = pytest.importorskip("dp_accounting")
@@ -145,7 +144,7 @@ def test_dpdo_nc_round_row_from_the_audit_check(monkeypatch):
     (PLD: 1 + 2 ln(1 - 1e-5), within PLD_TOLERANCE); the ledger's basic composition 1; the audit's bound
     at the row's delta between the claim and the exact sup loss sqrt(2) at t = 2 (Lemma 1's bound is
     exceeded by sqrt(t/(t-1)), so the audit exceeds the accountant)."""
-    from dpverify.reproductions.experiments import experiments_of
+    from dpverify.reproductions.run.experiments import experiments_of
     from dpverify.theory.dpdo_nc import audit as audits
     from dpverify.theory.execution import CheckContext
 

@@ -5,13 +5,12 @@ and the same verdicts, while the per-image numbers underneath do move."""
 import numpy as np
 import pandas as pd
 
-from dpverify.reproductions.compare import compare_summaries
-from dpverify.reproductions.datasets import Dataset
+from dpverify.reproductions.data.datasets import Dataset
+from dpverify.reproductions.report.compare import compare_summaries
 from dpverify.theory.claims import Check, Method, Verdict
 from dpverify.theory.dp_recal import attacks
 from dpverify.theory.dp_recal.claims import AT_MOST, DOMINANCE, PAPER
 from dpverify.theory.execution import CheckContext
-
 from tests.theory.measure_attack_chaos import run_task, task_parameters
 
 FIGURE, DATASET = "figure-9", "ijcnn1"

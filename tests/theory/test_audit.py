@@ -26,7 +26,7 @@ from dpverify.theory.audit import (
     sensitivity_probe,
 )
 from dpverify.theory.claims import Verdict
-from dpverify.theory.stats import clopper_pearson
+from dpverify.theory.instruments.stats import clopper_pearson
 
 Z_975 = stats.norm.ppf(0.975)  # per-interval quantile of a 95% audit testing one event (union bound over 2)
 

@@ -1,4 +1,4 @@
-"""theory/conformance.py: the runs the statistical checks take are enough for the noise-scale check's intervals to
+"""theory/verify/conformance.py: the runs the statistical checks take are enough for the noise-scale check's intervals to
 be as narrow as SCALE_HALF_WIDTH, for every paper's verification setting (the widths of these exact intervals do
 not depend on the draws, only on their number, so this is a deterministic check of the sample-size rule)."""
 
@@ -6,9 +6,11 @@ import numpy as np
 import pytest
 import scipy.stats
 
-from dpverify.reproductions.experiments import parameters_of
-from dpverify.reproductions.verify import suite_of
-from dpverify.theory.conformance import (
+from dpverify.reproductions.run.experiments import parameters_of
+from dpverify.reproductions.verify.command import suite_of
+from dpverify.theory.execution import CheckContext
+from dpverify.theory.instruments.stats import SIGNIFICANCE
+from dpverify.theory.verify.conformance import (
     REPLICAS,
     SCALE_HALF_WIDTH,
     _families,
@@ -17,8 +19,6 @@ from dpverify.theory.conformance import (
     scale_interval,
     transcript,
 )
-from dpverify.theory.execution import CheckContext
-from dpverify.theory.stats import SIGNIFICANCE
 
 
 @pytest.mark.parametrize("kind", ["laplace", "normal"])
@@ -47,7 +47,7 @@ def test_every_noise_scale_interval_is_as_narrow_as_the_rule_asks(paper):
 
 def test_the_kolmogorov_distance_bound_is_dkw_twice():
     """Known answer: D + 2 sqrt(log(4 K / level) / (2 n)) for K entries of two samples of n draws."""
-    from dpverify.theory.conformance import kolmogorov_distance_bounds
+    from dpverify.theory.verify.conformance import kolmogorov_distance_bounds
 
     half_width = np.sqrt(np.log(4 * 2 / 0.05) / (2 * 800))
     assert np.allclose(kolmogorov_distance_bounds([0.0, 0.05], 800, 800, 0.05), [2 * half_width, 0.05 + 2 * half_width],
@@ -59,7 +59,7 @@ def test_the_kolmogorov_distance_bound_covers_the_true_distance():
     replicates (seed 0): the simultaneous bound lies below the true distance in at most 5% of them (one-sided binomial
     test at 0.001), while the statistic alone does in most of them (so a bound without the DKW terms fails this).
     About 2 s (the exact p-values ks_2samp computes)."""
-    from dpverify.theory.conformance import kolmogorov_distance_bounds
+    from dpverify.theory.verify.conformance import kolmogorov_distance_bounds
 
     distance = 2 * scipy.stats.norm.cdf(0.25) - 1
     rng = np.random.default_rng(0)                                  # 400 replicates x 5 entries, one call
@@ -75,7 +75,7 @@ def test_the_kolmogorov_distance_bound_covers_the_true_distance():
 def test_the_distribution_margin_is_what_its_comment_says():
     """DISTRIBUTION_MARGIN = 0.1: the Kolmogorov distance of a Gaussian shifted by a quarter of its standard deviation,
     and of one whose scale is 1.5 times larger (both about 0.1)."""
-    from dpverify.theory.conformance import DISTRIBUTION_MARGIN
+    from dpverify.theory.verify.conformance import DISTRIBUTION_MARGIN
 
     x = np.linspace(-6, 6, 120_001)
     shifted = np.max(np.abs(scipy.stats.norm.cdf(x) - scipy.stats.norm.cdf(x - 0.25)))

@@ -6,7 +6,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from dpverify.reproductions.datasets import DATASET_NAMES, SHARED_DATA_DIR
+from dpverify.reproductions.data.datasets import DATASET_NAMES, SHARED_DATA_DIR
 from dpverify.reproductions.dp_recal.attacks import simulate_attack
 from dpverify.theory.claims import Verdict
 from dpverify.theory.dp_recal.claims import PAPER

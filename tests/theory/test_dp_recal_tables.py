@@ -14,7 +14,7 @@ import pytest
 from dpverify.algorithms.core.network import Network
 from dpverify.algorithms.core.problems import LocalData
 from dpverify.algorithms.dp_recal.composite import CompositeProblem
-from dpverify.reproductions.datasets import (
+from dpverify.reproductions.data.datasets import (
     DATA_ENV,
     DATASET_NAMES,
     PROJECT_ROOT,

@@ -6,7 +6,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from dpverify.reproductions.datasets import DATASET_NAMES
+from dpverify.reproductions.data.datasets import DATASET_NAMES
 from dpverify.theory.claims import Verdict, evaluate
 from dpverify.theory.dp_recal import claims as dp_recal
 from dpverify.theory.execution import CheckContext

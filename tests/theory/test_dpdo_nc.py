@@ -5,7 +5,7 @@ import pandas as pd
 import pytest
 import scipy.stats
 
-from dpverify.reproductions.experiments import experiments_of
+from dpverify.reproductions.run.experiments import experiments_of
 from dpverify.theory.claims import Measurement, Verdict
 from dpverify.theory.dpdo_nc import audit as audits
 from dpverify.theory.dpdo_nc import claims, figures, numerics, symbolic, variant

@@ -1,4 +1,4 @@
-"""dpverify.theory.ground_truth: solutions are compared with closed forms and with independent solvers
+"""dpverify.theory.instruments.ground_truth: solutions are compared with closed forms and with independent solvers
 (normal equations, proximal gradient, an LP solved by HiGHS, the median), and the certificate's
 numbers are compared with independent computations of the same quantities."""
 
@@ -8,7 +8,7 @@ import pytest
 from scipy.optimize import linprog
 
 from dpverify.algorithms.core.errors import InvalidDataError, InvalidParameterError
-from dpverify.theory.ground_truth import (
+from dpverify.theory.instruments.ground_truth import (
     Certificate,
     GroundTruth,
     certify,

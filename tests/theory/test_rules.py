@@ -11,7 +11,7 @@ import scipy.stats
 from dpverify.theory import rules
 from dpverify.theory.claims import Check, Measurement, Method, Verdict
 from dpverify.theory.execution import CheckContext
-from dpverify.theory.stats import SIGNIFICANCE, mean_interval
+from dpverify.theory.instruments.stats import SIGNIFICANCE, mean_interval
 
 SEEDS = 400
 META_LEVEL = 0.001
@@ -277,7 +277,7 @@ def test_converges_null_refute_rate():
     """Runs that do converge to exactly the threshold at the horizon (the boundary), measured as the
     zCDP-NFL check measures them (mean over 10 noisy replicas on a 12-point grid, Mann-Kendall trend): the
     rule refutes them at most at the level."""
-    from dpverify.theory.stats import mann_kendall, one_sided_upper_mean_bound
+    from dpverify.theory.instruments.stats import mann_kendall, one_sided_upper_mean_bound
 
     rule, threshold = rules.converges(1e-3), 1e-3
     grid = np.geomspace(20, 2000, 12)

@@ -1,4 +1,4 @@
-"""dpverify.theory.stats: numbers against closed forms and independent computations; statistical assertions
+"""dpverify.theory.instruments.stats: numbers against closed forms and independent computations; statistical assertions
 run with a fixed seed and state their nominal level and the binomial tolerance used."""
 
 import math
@@ -8,7 +8,7 @@ import pytest
 import scipy.stats
 
 from dpverify.algorithms.core.errors import InvalidDataError, InvalidParameterError
-from dpverify.theory.stats import (
+from dpverify.theory.instruments.stats import (
     MannKendallResult,
     clopper_pearson,
     fit_rate_exponent,

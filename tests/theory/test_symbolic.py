@@ -1,11 +1,11 @@
-"""dpverify.theory.symbolic: identities, inequalities and counterexamples, with the numbers they report."""
+"""dpverify.theory.instruments.symbolic: identities, inequalities and counterexamples, with the numbers they report."""
 
 import math
 
 import pytest
 import sympy as sp
 
-from dpverify.theory.symbolic import (
+from dpverify.theory.instruments.symbolic import (
     COUNTEREXAMPLE,
     PROVED,
     UNPROVED,

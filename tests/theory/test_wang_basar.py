@@ -83,7 +83,7 @@ def test_minimum_search_finds_a_planted_ramp_minimum():
 
 def test_landscape_summary_lists_exactly_the_search_minima(monkeypatch):
     # ~6 s (one variant: the search and the hybr zeros). The evidence must be the search's own numbers.
-    from dpverify.reproductions.experiments import parameters_of
+    from dpverify.reproductions.run.experiments import parameters_of
     from dpverify.theory.wang_basar import numerics
     monkeypatch.setattr(numerics, "LANDSCAPE_VARIANTS", (("ext_c = 5", {"ext_c": 5.0}),))
     context = CheckContext(parameters=parameters_of("wang-basar", "quick"))

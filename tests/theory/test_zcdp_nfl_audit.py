@@ -12,7 +12,7 @@ import pytest
 
 from dpverify.algorithms.core.errors import InvalidDataError
 from dpverify.algorithms.zcdp_nfl.algorithm import run_zcdp_nfl
-from dpverify.reproductions.params import load_experiment
+from dpverify.reproductions.run.params import load_experiment
 from dpverify.theory.audit import PrivacyClaim, audit
 from dpverify.theory.claims import Verdict
 from dpverify.theory.execution import CheckContext

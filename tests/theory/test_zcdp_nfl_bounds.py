@@ -13,10 +13,10 @@ from scipy.linalg import sqrtm
 from dpverify.algorithms.core.errors import InvalidParameterError
 from dpverify.algorithms.core.network import Network
 from dpverify.algorithms.core.problems import LocalData, Problem
-from dpverify.reproductions.params import load_experiment
+from dpverify.reproductions.run.params import load_experiment
 from dpverify.theory.claims import Verdict
 from dpverify.theory.execution import CheckContext
-from dpverify.theory.ground_truth import solve_regression
+from dpverify.theory.instruments.ground_truth import solve_regression
 from dpverify.theory.zcdp_nfl import bounds
 from dpverify.theory.zcdp_nfl.claims import PAPER
 from dpverify.theory.zcdp_nfl.instances import Instance, Settings

@@ -69,7 +69,7 @@ from dpverify.theory.audit import bounds
 from dpverify.theory.audit.scores import Scorer, make_scorer
 from dpverify.theory.audit.tradeoff import Tradeoff
 from dpverify.theory.claims import Evidence, Verdict
-from dpverify.theory.stats import clopper_pearson
+from dpverify.theory.instruments.stats import clopper_pearson
 
 # default: the level of the audit when the caller does not choose one (one false refutation in 20
 # audits of a mechanism that satisfies its claim, at most).

@@ -1,7 +1,7 @@
 """Statistical bounds used by the privacy auditor (pure functions, vectorized over numpy arrays).
 
 * one-sided Clopper-Pearson bounds, vectorized (`cp_lower`, `cp_upper`); the final bounds of an
-  audit go through `dpverify.theory.stats.clopper_pearson`, these are the same formulas for the threshold
+  audit go through `dpverify.theory.instruments.stats.clopper_pearson`, these are the same formulas for the threshold
   search (tests check that both agree);
 * the (eps, delta) lower bound of one event                              (`epsilon_lower_bound`):
   a mechanism that is (eps, delta)-DP satisfies P[M(D) in S] <= e^eps P[M(D') in S] + delta for every

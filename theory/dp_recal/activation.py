@@ -27,7 +27,7 @@ from dpverify.algorithms.dp_recal.composite import CompositeProblem
 from dpverify.theory.claims import Measurement, holds
 from dpverify.theory.dp_recal.operators import check_graphs, lemma1_g, walk_marginals
 from dpverify.theory.execution import CheckContext, task_seed_sequence
-from dpverify.theory.stats import holm, mean_interval
+from dpverify.theory.instruments.stats import holm, mean_interval
 
 NUM_AGENTS = 7                 # default: odd: the ring is aperiodic; star and path stay bipartite (periodic)
 # default: family-wise level of each check (Holm over its tests), deliberately stricter than stats.SIGNIFICANCE

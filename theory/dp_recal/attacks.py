@@ -39,7 +39,7 @@ import pandas as pd
 
 from dpverify.theory.claims import Measurement, NothingToMeasure
 from dpverify.theory.execution import CheckContext
-from dpverify.theory.stats import SIGNIFICANCE, paired_comparison
+from dpverify.theory.instruments.stats import SIGNIFICANCE, paired_comparison
 
 EFFECTIVE_PSNR_DB = 20.0   # default: a recognizable reconstruction of an image in [0, 1] (plausible 15-25 dB)
 MARGIN_DB = 1.0            # default: PSNR gain over an unrelated record that still counts as no information (plausible 0.5-2 dB)

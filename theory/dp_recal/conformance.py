@@ -1,5 +1,5 @@
 """`dpverify verify dp-recal`: the verification setting and what the conformance checks need
-(theory/conformance.py).
+(theory/verify/conformance.py).
 
 The setting is Fig. 2's problem and privacy parameters (linear regression with r = 1/2 ||x||^2 + 1/2 ||x||_1,
 the figure's first eps, its delta, R and c) on a small synthetic instance (NUM_AGENTS agents on a ring, as in
@@ -38,8 +38,8 @@ from dpverify.algorithms.dp_recal.algorithm import stepsize_bounds
 from dpverify.algorithms.dp_recal.composite import CompositeProblem
 from dpverify.theory.audit import PrivacyClaim
 from dpverify.theory.audit.tradeoff import GaussianDP
-from dpverify.theory.conformance import ABSOLUTE_TOLERANCE, RELATIVE_TOLERANCE, Suite
 from dpverify.theory.execution import CheckContext, task_seed_sequence
+from dpverify.theory.verify.conformance import ABSOLUTE_TOLERANCE, RELATIVE_TOLERANCE, Suite
 
 FIGURE = "figure-2"         # the experiment whose problem and privacy parameters verify uses (Fig. 2, v1:L566)
 NUM_AGENTS = 5              # default: agents on the ring (the paper's is 8; fewer keep a run short, plausible 4-8)

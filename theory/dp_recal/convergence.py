@@ -26,7 +26,7 @@ from dpverify.algorithms.dp_recal.algorithm import (
     uniform_transition_matrix,
 )
 from dpverify.theory.claims import Measurement, NothingToMeasure, holds
-from dpverify.theory.conformance import independent_iterates
+from dpverify.theory.door.implementations import resolve
 from dpverify.theory.dp_recal.operators import (
     DK_BLOCKS,
     Instance,
@@ -42,7 +42,7 @@ from dpverify.theory.dp_recal.operators import (
     v0_stepsize_matrix,
 )
 from dpverify.theory.execution import CheckContext, task_seed_sequence
-from dpverify.theory.implementations import resolve
+from dpverify.theory.verify.conformance import independent_iterates
 
 RELATIVE_TOLERANCE = 1e-9          # float64 slack allowed in the one-step inequalities, relative to their scale
 STEPSIZE_FRACTIONS = (1e-3, 0.25, 0.5, 0.75, 0.99, 1 - 1e-9)   # alpha_i = t * 2/(L_i + 1), up to the endpoint

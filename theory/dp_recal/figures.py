@@ -17,7 +17,7 @@ import pandas as pd
 
 from dpverify.theory.claims import Measurement, NothingToMeasure, holds
 from dpverify.theory.execution import CheckContext
-from dpverify.theory.stats import SIGNIFICANCE, holm, paired_comparison
+from dpverify.theory.instruments.stats import SIGNIFICANCE, holm, paired_comparison
 
 NEAR_NONPRIVATE = 10.0  # default: our reading of "nearly as good as non-private": final RE within this factor of RECAL's, or both <= 1e-12 (plausible 2-100)
 # default: final RE at or below this is exact (float64 rounding of an RE near machine precision; x* = 0 reached by the prox)

@@ -31,7 +31,7 @@ from dpverify.algorithms.dp_recal.algorithm import (
     theorem4_epsilon,
 )
 from dpverify.algorithms.dp_recal.composite import CompositeProblem
-from dpverify.theory import accounting
+from dpverify.theory.audit import accounting
 from dpverify.theory.audit.auditor import PrivacyClaim, audit, sensitivity_probe
 from dpverify.theory.claims import Measurement, holds
 from dpverify.theory.execution import CheckContext, task_seed_sequence

@@ -47,7 +47,7 @@ import pandas as pd
 from dpverify.theory.claims import Measurement, NothingToMeasure
 from dpverify.theory.dp_recal.figures import degenerate_optimum, paired_tests
 from dpverify.theory.execution import CheckContext
-from dpverify.theory.stats import SIGNIFICANCE
+from dpverify.theory.instruments.stats import SIGNIFICANCE
 
 EXACT = 1e-12           # default: both errors at or below this: a tie (x* = 0 reached exactly by a prox), as dp_recal_figures
 TIME_TOLERANCE = 1.25   # default: (c): DP-RECAL's CPU time may exceed another row's by this factor and still be "not inferior" (plausible 1.1-1.5)

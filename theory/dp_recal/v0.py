@@ -29,7 +29,7 @@ from dpverify.theory.claims import Measurement, NothingToMeasure, holds
 from dpverify.theory.dp_recal.figures import _comparisons, degenerate_optimum, trivial_minimizers
 from dpverify.theory.dp_recal.figures import _decide as figure_decision
 from dpverify.theory.execution import CheckContext
-from dpverify.theory.stats import SIGNIFICANCE
+from dpverify.theory.instruments.stats import SIGNIFICANCE
 
 LABEL_SCALES = (1.0, 10.0, 100.0)  # default: replacement labels b = +-scale: features (hence L_i) unchanged
 

@@ -18,8 +18,7 @@ from dpverify.algorithms.dpdo_nc.algorithm import (
     replay,
     run_dpdo_nc,
 )
-from dpverify.theory import accounting
-from dpverify.theory.audit import PrivacyClaim, audit, sensitivity_probe
+from dpverify.theory.audit import PrivacyClaim, accounting, audit, sensitivity_probe
 from dpverify.theory.claims import Measurement
 from dpverify.theory.dpdo_nc.instances import instance_of, params_of
 from dpverify.theory.dpdo_nc.runs import runs as runs_of

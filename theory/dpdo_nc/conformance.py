@@ -1,5 +1,5 @@
 """`dpverify verify dpdo-nc`: the verification setting and what the conformance checks need
-(theory/conformance.py).
+(theory/verify/conformance.py).
 
 The setting is Fig. 1's instance (localization, the three graphs of L487 switched cyclically, phi =
 1/2 ||x||^2, the first eps of the figure) over VERIFY_HORIZON rounds, built from the figure's
@@ -22,9 +22,9 @@ from dpverify.algorithms.dpdo_nc import contract
 from dpverify.algorithms.dpdo_nc.algorithm import paper_schedule
 from dpverify.theory.audit import PrivacyClaim
 from dpverify.theory.audit.tradeoff import ComposedPureDP
-from dpverify.theory.conformance import Suite, every_message
 from dpverify.theory.dpdo_nc.instances import instance_of, params_of
 from dpverify.theory.execution import CheckContext
+from dpverify.theory.verify.conformance import Suite, every_message
 
 FIGURE = "figure-1"         # the experiment whose instance and parameters verify uses (Fig. 1, L503)
 VERIFY_HORIZON = 20         # default: rounds of a verification run (every quantity of Algorithm 1 changes with t from round 2; plausible 10-100)

@@ -13,7 +13,7 @@ import numpy as np
 from dpverify.theory.claims import Measurement
 from dpverify.theory.dpdo_nc.instances import NO_PRIVACY, accumulators, plug_in_regret
 from dpverify.theory.execution import CheckContext
-from dpverify.theory.stats import SIGNIFICANCE
+from dpverify.theory.instruments.stats import SIGNIFICANCE
 
 N_BOOT = 1000                 # default: bootstrap resamples over runs (plausible 1000-10000; more only narrows the CIs)
 BOOT_SEED = 2024              # fixed seed of every bootstrap here

@@ -4,7 +4,7 @@
 seed from the TOML) with common random numbers across curves (the same Laplace draws, scaled by
 each curve's sigma_t), and returns the regret accumulators per run, node and checkpoint. Its parameter
 `implementation` is our batched reference, or a user's implementation through the contract
-(theory/implementations.py; `dpverify verify` re-runs the figures' claims on it).
+(theory/door/implementations.py; `dpverify verify` re-runs the figures' claims on it).
 """
 
 from __future__ import annotations
@@ -25,8 +25,8 @@ from dpverify.algorithms.dpdo_nc.algorithm import (
     regret_of_iterates,
     run_dpdo_nc,
 )
-from dpverify.theory.conformance import generators, independent_iterates
-from dpverify.theory.implementations import resolve
+from dpverify.theory.door.implementations import resolve
+from dpverify.theory.verify.conformance import generators, independent_iterates
 
 NO_PRIVACY = "no-dp"   # the label of the noise-free curve in the results (Fig. 1's "without DP", L503)
 

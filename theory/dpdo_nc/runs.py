@@ -1,6 +1,6 @@
 """The runs of the checks that run Algorithm 1 themselves (Lemma 3, Lemma 4, proof step (11)): R independent runs
 on Fig. 1's instance at one eps, from our batched reference or, under `dpverify verify`, from the implementation
-the check context names (theory/implementations.py), through the contract, one call per run.
+the check context names (theory/door/implementations.py), through the contract, one call per run.
 
 Both columns are then decided by the same code, from what a transcript carries: the iterates x_1..x_{T+1}, the
 broadcasts q_1..q_T, and z_t = A(t) q_t computed from them with the public weights (contract.mixed, line 5); the
@@ -20,10 +20,10 @@ import pandas as pd
 from dpverify.algorithms.dpdo_nc import contract
 from dpverify.algorithms.dpdo_nc.algorithm import DpdoNcParams, paper_schedule, run_dpdo_nc
 from dpverify.theory.claims import NothingToMeasure
-from dpverify.theory.conformance import ImplementationError, independent_transcripts
+from dpverify.theory.door.implementations import REFERENCE, resolve
 from dpverify.theory.dpdo_nc.instances import instance_of, params_of
 from dpverify.theory.execution import CheckContext, Task, task_seed_sequence
-from dpverify.theory.implementations import REFERENCE, resolve
+from dpverify.theory.verify.conformance import ImplementationError, independent_transcripts
 
 RUNS_PER_TASK = 10   # default: runs of an implementation per task (parallelism only: each run has its own seed)
 LITERAL = ("noisy", "per_node")   # the readings under which z_t follows from the broadcasts alone (the contract's)

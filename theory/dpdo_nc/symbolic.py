@@ -10,7 +10,7 @@ import sympy as sp
 
 from dpverify.theory.claims import Measurement, holds
 from dpverify.theory.execution import CheckContext
-from dpverify.theory.symbolic import prove_identity
+from dpverify.theory.instruments.symbolic import prove_identity
 
 x1, x2, y1, y2 = sp.symbols("x1 x2 y1 y2", real=True)
 X, Y = sp.Matrix([x1, x2]), sp.Matrix([y1, y2])

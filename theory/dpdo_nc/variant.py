@@ -22,7 +22,7 @@ from dpverify.theory.claims import Measurement
 from dpverify.theory.dpdo_nc.instances import params_of
 from dpverify.theory.dpdo_nc.numerics import ETA, FIGURE
 from dpverify.theory.execution import CheckContext, task_seed_sequence
-from dpverify.theory.stats import SIGNIFICANCE
+from dpverify.theory.instruments.stats import SIGNIFICANCE
 
 REPLICAS = 200       # default: Monte-Carlo runs per privacy level (spec P6: 200 at T = 500)
 N_BOOT = 2000        # default: bootstrap resamples over runs (the Bonferroni quantiles need a few thousand)

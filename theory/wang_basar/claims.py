@@ -7,8 +7,8 @@ seeds/003_c4bbc6c9028647d0.txt.
 from __future__ import annotations
 
 from dpverify.theory.claims import Check, Claim, Method, Paper
+from dpverify.theory.instruments.stats import SIGNIFICANCE
 from dpverify.theory.rules import audit_lower_bounds, exact, interval_above, interval_below, paired_dominance, reported
-from dpverify.theory.stats import SIGNIFICANCE
 from dpverify.theory.wang_basar import coupling, figures, numerics, privacy, symbolic
 
 S, N, ST, A = Method.SYMBOLIC, Method.NUMERICAL, Method.STATISTICAL, Method.AUDIT

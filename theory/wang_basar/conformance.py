@@ -1,5 +1,5 @@
 """`dpverify verify wang-basar`: the verification setting and what the conformance checks need
-(theory/conformance.py).
+(theory/verify/conformance.py).
 
 The setting is the instance of Figs. 3-4 (Sec. 6.1 estimation, the experiments' ring of five agents,
 sigma_var = 0.5, lambda^k = 0.02 then c/k), the experiment whose parameters the theory checks use
@@ -29,8 +29,8 @@ from dpverify.algorithms.wang_basar import contract
 from dpverify.algorithms.wang_basar.algorithm import graph_weights
 from dpverify.theory.audit import PrivacyClaim
 from dpverify.theory.audit.tradeoff import GaussianDP
-from dpverify.theory.conformance import Suite, every_message
 from dpverify.theory.execution import CheckContext
+from dpverify.theory.verify.conformance import Suite, every_message
 from dpverify.theory.wang_basar.instances import estimation
 from dpverify.theory.wang_basar.numerics import EXPERIMENT
 from dpverify.theory.wang_basar.privacy import AUDIT_AGENT, AUDIT_DELTA, AUDIT_EPSILON

@@ -23,10 +23,10 @@ from dpverify.algorithms.core.tape import MirroredTape, NoiseTape
 from dpverify.algorithms.wang_basar import contract
 from dpverify.algorithms.wang_basar.algorithm import Gradient, StepSchedule, WangBasarParams, graph_weights, step
 from dpverify.theory.claims import Measurement, NothingToMeasure
-from dpverify.theory.conformance import transcript
+from dpverify.theory.door.implementations import REFERENCE, resolve
 from dpverify.theory.execution import CheckContext, Task, task_seed_sequence
-from dpverify.theory.implementations import REFERENCE, resolve
-from dpverify.theory.stats import SIGNIFICANCE, clopper_pearson
+from dpverify.theory.instruments.stats import SIGNIFICANCE, clopper_pearson
+from dpverify.theory.verify.conformance import transcript
 from dpverify.theory.wang_basar.instances import ESCAPE_RADIUS, estimation, fd_hessian, refined_saddle
 from dpverify.theory.wang_basar.numerics import INSTANCE_KEYS
 from dpverify.theory.wang_basar.privacy import gradient_lipschitz
@@ -131,7 +131,7 @@ def lemma_parameters(values) -> WangBasarParams:
 
 def coupled_pairs(rng: np.random.Generator, *, values: dict, pairs: int, rounds: int, direction: list[float],
                   implementation) -> pd.DataFrame:
-    """Task: `pairs` coupled pairs of runs of a user's Algorithm 2 (`implementation`, theory/implementations.py) from
+    """Task: `pairs` coupled pairs of runs of a user's Algorithm 2 (`implementation`, theory/door/implementations.py) from
     the refined saddle over `rounds` rounds: the first from NoiseTape(seed), the second from MirroredTape(seed, e_1),
     which hands out the same draws with each d-vector's e_1 component negated (Definition 2). One row per (k, pair):
     `compare` on the quantities of `transcript_quantities`, and per pair the largest deviation of the second run's

@@ -17,7 +17,7 @@ from dpverify.algorithms.wang_basar.algorithm import (
 from dpverify.algorithms.wang_basar.problems import Estimation
 from dpverify.theory.claims import Measurement, holds
 from dpverify.theory.execution import CheckContext
-from dpverify.theory.stats import SIGNIFICANCE, clopper_pearson, mean_interval
+from dpverify.theory.instruments.stats import SIGNIFICANCE, clopper_pearson, mean_interval
 
 CONFIDENCE = 1 - SIGNIFICANCE     # default: the shared level; Clopper-Pearson intervals are two-sided at 95%
 CONSENSUS_TOLERANCE = 1e-2        # default: max ||x_i^K - xbar^K|| below this counts as consensus (as in numerics; plausible 1e-3 to 1e-1)

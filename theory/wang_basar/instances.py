@@ -2,7 +2,7 @@
 experiment parameters, its stationary points (found numerically, classified by the Hessian), and
 batched runs from given starts with destinations counted by stationary point. The runs are our batched
 reference, or a user's implementation through the contract (`through_contract`; `dpverify verify`
-re-runs the figures' claims on it, theory/implementations.py)."""
+re-runs the figures' claims on it, theory/door/implementations.py)."""
 
 from __future__ import annotations
 
@@ -25,8 +25,8 @@ from dpverify.algorithms.wang_basar.algorithm import (
     run,
 )
 from dpverify.algorithms.wang_basar.problems import Estimation
-from dpverify.theory.conformance import generators, independent_iterates
-from dpverify.theory.implementations import resolve
+from dpverify.theory.door.implementations import resolve
+from dpverify.theory.verify.conformance import generators, independent_iterates
 
 THETA_STAR_PRINTED = np.array([1.3478, 1.0690])    # L572
 THETA_SADDLE_PRINTED = np.array([-7.4336, 1.3959])  # L572
@@ -283,7 +283,7 @@ def summary_of(frames: list[pd.DataFrame], rows, iterations: int) -> RunSummary:
 def contract_summary(rng: np.random.Generator, *, values: dict[str, Any], initial: np.ndarray, sigma_var: float,
                      iterations: int, lam_override: float | None, rows: list[int], implementation: Any) -> pd.DataFrame:
     """Task: the summary (escape from the refined saddle) of runs of a user's Algorithm 2 (`implementation`, the value
-    of theory/implementations.py) on the estimation instance from `initial` (R, m, 2), one Generator per run spawned
+    of theory/door/implementations.py) on the estimation instance from `initial` (R, m, 2), one Generator per run spawned
     from `rng`; `values` holds the instance's and the schedule's parameters (`parameters`)."""
     problem = estimation(values)
     params = parameters(values, sigma_var, lam_override=lam_override)

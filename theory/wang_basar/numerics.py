@@ -30,10 +30,10 @@ from dpverify.algorithms.wang_basar.algorithm import (
 )
 from dpverify.algorithms.wang_basar.problems import QuarticMaximumTest
 from dpverify.theory.claims import Measurement, holds
-from dpverify.theory.conformance import generators, independent_transcripts
+from dpverify.theory.door.implementations import REFERENCE, resolve
 from dpverify.theory.execution import CheckContext, Task, task_seed_sequence, value_digest
-from dpverify.theory.implementations import REFERENCE, resolve
-from dpverify.theory.stats import SIGNIFICANCE, clopper_pearson, mann_kendall
+from dpverify.theory.instruments.stats import SIGNIFICANCE, clopper_pearson, mann_kendall
+from dpverify.theory.verify.conformance import generators, independent_transcripts
 from dpverify.theory.wang_basar.instances import (
     DESCENT_TOLERANCE,
     DESTINATION_RADIUS,

@@ -19,8 +19,7 @@ import numpy as np
 from dpverify.algorithms.core.noise import PrivacyLedger, gaussian_mechanism
 from dpverify.algorithms.core.privacy import gaussian_dp_epsilon, gdp_mu_of_gaussians
 from dpverify.algorithms.wang_basar.problems import Estimation
-from dpverify.theory import accounting
-from dpverify.theory.audit import PrivacyClaim, audit, sensitivity_probe
+from dpverify.theory.audit import PrivacyClaim, accounting, audit, sensitivity_probe
 from dpverify.theory.audit.scores import gaussian_log_likelihood_ratio
 from dpverify.theory.claims import Measurement, holds
 from dpverify.theory.execution import CheckContext, task_seed_sequence

@@ -9,7 +9,7 @@ import sympy as sp
 
 from dpverify.theory.claims import holds
 from dpverify.theory.execution import CheckContext
-from dpverify.theory.symbolic import prove_identity
+from dpverify.theory.instruments.symbolic import prove_identity
 from dpverify.theory.wang_basar.instances import (
     THETA_SADDLE_PRINTED,
     THETA_STAR_PRINTED,

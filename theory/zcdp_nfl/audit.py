@@ -37,8 +37,7 @@ from dpverify.algorithms.zcdp_nfl.algorithm import (
     primal_update,
     run_zcdp_nfl,
 )
-from dpverify.theory import accounting
-from dpverify.theory.audit import AuditResult, PrivacyClaim, ProbeResult, audit, sensitivity_probe
+from dpverify.theory.audit import AuditResult, PrivacyClaim, ProbeResult, accounting, audit, sensitivity_probe
 from dpverify.theory.claims import Measurement
 from dpverify.theory.execution import CheckContext, task_seed_sequence
 from dpverify.theory.zcdp_nfl.instances import zcdp_budget

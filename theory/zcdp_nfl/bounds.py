@@ -44,9 +44,9 @@ from dpverify.algorithms.zcdp_nfl.algorithm import (
     sensitivity_bound,
 )
 from dpverify.theory.claims import Measurement, holds
+from dpverify.theory.door.implementations import resolve
 from dpverify.theory.execution import CheckContext, task_seed_sequence
-from dpverify.theory.implementations import resolve
-from dpverify.theory.stats import SIGNIFICANCE, mean_interval
+from dpverify.theory.instruments.stats import SIGNIFICANCE, mean_interval
 from dpverify.theory.zcdp_nfl.instances import Instance, Settings, contract_runs, finite, zcdp_budget
 from dpverify.theory.zcdp_nfl.numerics import (
     FIGURES,

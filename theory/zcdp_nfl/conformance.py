@@ -1,5 +1,5 @@
 """`dpverify verify zcdp-nfl`: the verification setting and what the conformance checks need
-(theory/conformance.py).
+(theory/verify/conformance.py).
 
 The setting is Fig. 1's problem (elastic net, L306) with the figure's algorithm parameters (rho, eta0,
 eta_power, c1, tau, delta, lambda, the learning curves' first eps), on a smaller random network and over
@@ -28,8 +28,8 @@ from dpverify.algorithms.core.synthetic import noisy_linear_observations
 from dpverify.algorithms.zcdp_nfl import contract
 from dpverify.theory.audit import PrivacyClaim
 from dpverify.theory.audit.tradeoff import GaussianDP
-from dpverify.theory.conformance import Suite, every_message
 from dpverify.theory.execution import CheckContext
+from dpverify.theory.verify.conformance import Suite, every_message
 from dpverify.theory.zcdp_nfl.instances import make_problem, zcdp_budget
 from dpverify.theory.zcdp_nfl.numerics import settings_of
 

@@ -17,7 +17,7 @@ import pandas as pd
 
 from dpverify.theory.claims import Measurement, NothingToMeasure
 from dpverify.theory.execution import CheckContext
-from dpverify.theory.stats import SIGNIFICANCE, holm, paired_comparison
+from dpverify.theory.instruments.stats import SIGNIFICANCE, holm, paired_comparison
 
 
 def _final_pairs(results: pd.DataFrame, better: str, worse: str) -> dict[float, tuple[np.ndarray, np.ndarray]]:

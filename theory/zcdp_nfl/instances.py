@@ -42,8 +42,8 @@ from dpverify.algorithms.zcdp_nfl.baselines.subgradient_nfl import (
     run_subgradient_nfl,
 )
 from dpverify.theory.claims import NothingToMeasure
-from dpverify.theory.conformance import independent_transcripts
-from dpverify.theory.ground_truth import GroundTruth, solve_regression
+from dpverify.theory.instruments.ground_truth import GroundTruth, solve_regression
+from dpverify.theory.verify.conformance import independent_transcripts
 
 PROBLEMS = ("elastic_net", "lad", "ridge")  # seeds/004 Sec. 5: elastic net (L306), LAD (L313), ridge (L319)
 # seeds/004 L300: zCDP-NFL and its baselines ((eps,delta)DP-NFL, zCDP-grad-NFL, P-ADMM); non-private NFL is a reference

@@ -26,16 +26,16 @@ from dpverify.algorithms.zcdp_nfl.algorithm import (
     sensitivity_bound,
 )
 from dpverify.theory.claims import Measurement, holds
-from dpverify.theory.conformance import transcript
+from dpverify.theory.door.implementations import REFERENCE, resolve
 from dpverify.theory.execution import CheckContext, Task, task_seed_sequence
-from dpverify.theory.implementations import REFERENCE, resolve
-from dpverify.theory.stats import (
+from dpverify.theory.instruments.stats import (
     SIGNIFICANCE,
     fit_rate_exponent,
     mann_kendall,
     one_sided_upper_mean_bound,
     rate_power_from_standard_error,
 )
+from dpverify.theory.verify.conformance import transcript
 from dpverify.theory.zcdp_nfl.instances import (
     Instance,
     Settings,
@@ -303,7 +303,7 @@ def long_run(rng: np.random.Generator, *, figure_values: dict, figure: str, eta_
     """Run zCDP-NFL for `horizon` iterations on the figure's check instance and record, at the
     iterations in `grid`: normalized error of w^(n) (L304), the objective gap f(hW^(T)) - f* of the
     ergodic average of the broadcasts (eq. (19), L216) and its consensus violation C(T) (spec 4.7).
-    `implementation` (theory/implementations.py): our batched reference, or a user's, run once per replica
+    `implementation` (theory/door/implementations.py): our batched reference, or a user's, run once per replica
     through the contract with a Generator spawned from `rng`."""
     instance_rng = np.random.default_rng(task_seed_sequence(root_seed, f"zcdp-nfl/{figure}/check-instance"))
     values = figure_values

@@ -2,7 +2,7 @@
 
 Each check is `check_x(context) -> Measurement` of an exact computation (rule `exact`, declared in
 claims.py); its docstring names the seed lines it tests. The checks re-derive the paper's formulas
-with sympy (dpverify.theory.symbolic) and the accounting module (dpverify.algorithms.core.privacy)
+with sympy (dpverify.theory.instruments.symbolic) and the accounting module (dpverify.algorithms.core.privacy)
 and compare them with the formulas *as printed*. A printed formula that does not follow is refuted
 with a concrete counterexample in the evidence.
 
@@ -28,7 +28,7 @@ from dpverify.algorithms.core.privacy import (
 )
 from dpverify.theory.claims import Measurement, holds
 from dpverify.theory.execution import CheckContext
-from dpverify.theory.symbolic import prove_identity, prove_inequality
+from dpverify.theory.instruments.symbolic import prove_identity, prove_inequality
 
 # Harness defaults used where a check needs numbers (spec zcdp_nfl §6); none of them is tuned.
 DEFAULT_ETA0 = 0.5

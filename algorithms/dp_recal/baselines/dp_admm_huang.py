@@ -79,11 +79,7 @@ def run(problem: CompositeProblem, data: LocalData, network: Network, *, epsilon
                 "penalty": c, "penalty_rule": f"c = {PENALTY_FACTOR} L", "dual_step": "c",
                 "network_form": "decentralized consensus ADMM of [12]/[43] (no server)",
                 "reconstructed_without_source": True, "sensitivity_first_last": (sensitivities[0], sensitivities[-1]),
-                "messages_per_iteration": common.broadcast_messages(network),
-                "message_count": "one vector over one edge = 1; every agent sends x~_i to each neighbour",
-                "plf_per_iteration": 1,
+                **common.broadcast_settings(network, "x~_i"),
                 **common.privacy_settings(epsilon, delta, decay, clip, sensitivity_reading,
                                           "see sensitivity_first_last", sigma1)}
-    messages = np.full(replicas, plf * common.broadcast_messages(network))
-    return common.summary(NAME, history, messages, np.full(replicas, plf),
-                          np.full(replicas, plf), sigma1, settings, keep_history)
+    return common.synchronous_summary(NAME, network, history, plf, replicas, sigma1, settings, keep_history)

@@ -109,6 +109,17 @@ def start(problem: CompositeProblem, data: LocalData, default_stepsize, *, epsil
     return step, np.broadcast_to(initial_point(x1, data), (replicas, data.num_agents, data.dim)).copy()
 
 
+def start_gradient(problem: CompositeProblem, data: LocalData, default_stepsize, *, epsilon, delta, plf, decay, clip,
+                   replicas, stepsize, x1, sensitivity_reading) -> tuple[float, np.ndarray, float, float]:
+    """The opening of a gradient baseline (DP-EXTRA, DP-NIDS): `start`, then the sensitivity of a release, the
+    stepsize times the gradient change, the same in every round, and sigma_1 spending (epsilon, delta) over `plf`
+    rounds of it. Returns (stepsize, starting point, sensitivity, sigma_1)."""
+    alpha, X = start(problem, data, default_stepsize, epsilon=epsilon, delta=delta, plf=plf, decay=decay, clip=clip,
+                     replicas=replicas, stepsize=stepsize, x1=x1)
+    sensitivity = alpha * gradient_change(clip, data.num_samples, sensitivity_reading)
+    return alpha, X, sensitivity, calibrated_sigma1(epsilon, delta, decay, np.full(plf, sensitivity))
+
+
 def smoothness(problem: CompositeProblem, data: LocalData) -> float:
     """L = max_i L_i + 2 ridge: the Lipschitz constant of grad (f_i + ridge ||.||^2), whatever the mapping
     (M1 puts the ridge in r, M2 in f_i). The stepsize and penalty rules of the baselines are multiples of
@@ -345,13 +356,18 @@ def summary(name: str, history: list, messages, plf, iterations, sigma1: float, 
                              settings=settings)
 
 
+def broadcast_settings(network: Network, sent: str) -> dict:
+    """The message entries of a synchronous run's settings, in which every agent sends `sent` to each neighbour once
+    per iteration: 2|E| messages and one release per agent per iteration."""
+    return {"messages_per_iteration": broadcast_messages(network),
+            "message_count": f"one vector over one edge = 1; every agent sends {sent} to each neighbour",
+            "plf_per_iteration": 1}
+
+
 def synchronous_summary(name: str, network: Network, history: list, plf: int, replicas: int, sigma1: float,
-                        settings: dict, keep_history: bool, sent: str) -> PrivateRunSummary:
-    """The record of a synchronous run in which every agent sends `sent` to each neighbour once per
-    iteration: 2|E| messages and one release per agent per iteration (PLF = K = plf)."""
-    settings = {**settings, "messages_per_iteration": broadcast_messages(network),
-                "message_count": f"one vector over one edge = 1; every agent sends {sent} to each neighbour",
-                "plf_per_iteration": 1}
+                        settings: dict, keep_history: bool) -> PrivateRunSummary:
+    """The record of a synchronous run (`broadcast_settings`): 2|E| messages and one release per agent per
+    iteration, so PLF = K = plf. The settings are recorded as given (their order shows in the results' rows)."""
     return summary(name, history, np.full(replicas, plf * broadcast_messages(network)), np.full(replicas, plf),
                    np.full(replicas, plf), sigma1, settings, keep_history)
 

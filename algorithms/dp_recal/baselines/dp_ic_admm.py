@@ -86,5 +86,6 @@ def run(problem: CompositeProblem, data: LocalData, network: Network, *, epsilon
                 "dual_step": "c", "perturbation": "primal variable (PVP), Gaussian",
                 "update": "linearized (one gradient + one prox per iteration), reconstructed",
                 "reconstructed_without_source": True,
-                **common.privacy_settings(epsilon, delta, decay, clip, sensitivity_reading, sensitivity, sigma1)}
-    return common.synchronous_summary(NAME, network, history, plf, replicas, sigma1, settings, keep_history, "x~_i")
+                **common.privacy_settings(epsilon, delta, decay, clip, sensitivity_reading, sensitivity, sigma1),
+                **common.broadcast_settings(network, "x~_i")}
+    return common.synchronous_summary(NAME, network, history, plf, replicas, sigma1, settings, keep_history)

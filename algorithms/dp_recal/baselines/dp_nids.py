@@ -37,11 +37,9 @@ def default_stepsize(problem: CompositeProblem, data: LocalData) -> float:
 def run(problem: CompositeProblem, data: LocalData, network: Network, *, epsilon, delta=common.DEFAULT_DELTA, plf: int,
         decay: float, clip, replicas: int, rng: np.random.Generator, x1=None, stepsize=None, keep_history=True,
         sensitivity_reading: str = "assumption3"):
-    alpha, X_old = common.start(problem, data, default_stepsize,
-                                epsilon=epsilon, delta=delta, plf=plf, decay=decay, clip=clip, replicas=replicas,
-                                stepsize=stepsize, x1=x1)
-    sensitivity = alpha * common.gradient_change(clip, data.num_samples, sensitivity_reading)
-    sigma1 = common.calibrated_sigma1(epsilon, delta, decay, np.full(plf, sensitivity))
+    alpha, X_old, sensitivity, sigma1 = common.start_gradient(
+        problem, data, default_stepsize, epsilon=epsilon, delta=delta, plf=plf, decay=decay, clip=clip,
+        replicas=replicas, stepsize=stepsize, x1=x1, sensitivity_reading=sensitivity_reading)
     _, W_tilde = common.mixing_matrices(network)
 
     grad_old = problem.local_gradients(X_old, data, clip)
@@ -59,10 +57,6 @@ def run(problem: CompositeProblem, data: LocalData, network: Network, *, epsilon
         history.append(X.mean(axis=1))
     settings = {"stepsize": alpha, "stepsize_rule": f"{STEPSIZE_FRACTION[problem.loss]} / L" if stepsize is None else "given",
                 "W_tilde": "(I + W)/2, W Metropolis-Hastings", "x_history": "X^{k+1} after k communication rounds",
-                "messages_per_iteration": common.broadcast_messages(network),
-                "message_count": "one vector over one edge = 1; every agent sends v_i^k to each neighbour",
-                "plf_per_iteration": 1,
+                **common.broadcast_settings(network, "v_i^k"),
                 **common.privacy_settings(epsilon, delta, decay, clip, sensitivity_reading, sensitivity, sigma1)}
-    messages = np.full(replicas, plf * common.broadcast_messages(network))
-    return common.summary(NAME, history, messages, np.full(replicas, plf),
-                          np.full(replicas, plf), sigma1, settings, keep_history)
+    return common.synchronous_summary(NAME, network, history, plf, replicas, sigma1, settings, keep_history)

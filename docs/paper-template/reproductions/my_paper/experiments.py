@@ -12,8 +12,8 @@ import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 
 from dpverify.algorithms.my_paper.algorithm import noisy_averaging  # noqa: E402
-from dpverify.reproductions.experiments import Experiment, FigureOutput  # noqa: E402
-from dpverify.reproductions.params import ExperimentConfig  # noqa: E402
+from dpverify.reproductions.run.experiments import Experiment, FigureOutput  # noqa: E402
+from dpverify.reproductions.run.params import ExperimentConfig  # noqa: E402
 from dpverify.theory.execution import Task  # noqa: E402
 
 HERE = Path(__file__).parent

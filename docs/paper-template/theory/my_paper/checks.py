@@ -7,7 +7,7 @@ import numpy as np
 from dpverify.algorithms.my_paper.algorithm import noisy_averaging
 from dpverify.theory.claims import Measurement
 from dpverify.theory.execution import CheckContext
-from dpverify.theory.stats import SIGNIFICANCE, mean_interval
+from dpverify.theory.instruments.stats import SIGNIFICANCE, mean_interval
 
 RING_WEIGHTS = np.array([[0.5, 0.25, 0.25], [0.25, 0.5, 0.25], [0.25, 0.25, 0.5]])  # default: any doubly stochastic W
 

@@ -92,7 +92,7 @@ class Isolated:
         if self._function is None:
             # a fresh interpreter, not multiprocessing's spawn: that re-runs the caller's main script in the worker
             self._process = _Spawned(subprocess.Popen(
-                [sys.executable, "-c", "from dpverify.theory.isolation import main; main()", str(theirs.fileno())],
+                [sys.executable, "-c", "from dpverify.theory.door.isolation import main; main()", str(theirs.fileno())],
                 pass_fds=(theirs.fileno(),), stdin=subprocess.DEVNULL))
         else:
             self._process = multiprocessing.get_context("fork").Process(
@@ -104,7 +104,7 @@ class Isolated:
             self._send(("load", self.spec, self.callable_only, list(sys.path), sys.dont_write_bytecode))
         answer = self._answer(START_TIMEOUT, "while loading")
         if answer[0] == "not-found":
-            from dpverify.theory.implementations import ImplementationNotFound
+            from dpverify.theory.door.implementations import ImplementationNotFound
 
             self.close()
             raise ImplementationNotFound(answer[1])
@@ -353,7 +353,12 @@ def _serve(connection, spec: str, function: Callable | None, callable_only: bool
     """The worker's loop: load, then answer `keep`, `forget`, `call` and `value` messages until the pipe closes."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)    # Ctrl-C is the harness's to handle; it ends this process
     signal.signal(signal.SIGUSR1, partial(_where, connection))
-    from dpverify.theory.implementations import ImplementationNotFound, load_implementation, load_object, source_digest
+    from dpverify.theory.door.implementations import (
+        ImplementationNotFound,
+        load_implementation,
+        load_object,
+        source_digest,
+    )
 
     try:
         found = function if function is not None else (load_implementation if callable_only else load_object)(spec)

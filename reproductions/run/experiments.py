@@ -11,9 +11,9 @@ from typing import Any
 import pandas as pd
 
 from dpverify.algorithms.core.errors import DpverifyError
-from dpverify.reproductions.params import SCHEMA_FILE, ExperimentConfig, load_experiment, parameter_schema, rules_of
-from dpverify.reproductions.report import jsonable, save_figure
-from dpverify.reproductions.runner import Runner, environment_provenance, write_parquet
+from dpverify.reproductions.report.publish import jsonable, save_figure
+from dpverify.reproductions.run.params import SCHEMA_FILE, ExperimentConfig, load_experiment, parameter_schema, rules_of
+from dpverify.reproductions.run.runner import Runner, environment_provenance, write_parquet
 from dpverify.theory.execution import Task
 from dpverify.theory.papers import paper_ids, room_module
 

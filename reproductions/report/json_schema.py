@@ -1,6 +1,6 @@
 """The first way a JSON value breaks a JSON Schema, as one line (or None when it follows it).
 
-Validation is `jsonschema`'s (Draft 2020-12, the dialect of reproductions/summary.schema.json); this module
+Validation is `jsonschema`'s (Draft 2020-12, the dialect of reproductions/report/summary.schema.json); this module
 only picks the error to show and says where it is, so that a damaged summary.json given to `report`,
 `compare` or `--baseline` is one line naming the first thing wrong.
 """

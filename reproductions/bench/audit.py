@@ -91,8 +91,8 @@ def memory_report() -> dict:
 
 
 def _memory_in_subprocess() -> dict:
-    code = "import json; from dpverify.reproductions.bench_audit import memory_report; print(json.dumps(memory_report()))"
-    root = Path(__file__).resolve().parents[1]
+    code = "import json; from dpverify.reproductions.bench.audit import memory_report; print(json.dumps(memory_report()))"
+    root = Path(__file__).resolve().parents[2]
     completed = subprocess.run([sys.executable, "-c", code], cwd=root, capture_output=True, text=True, timeout=900, check=False)
     if completed.returncode != 0:
         raise RuntimeError(f"the memory benchmark subprocess failed (exit {completed.returncode}):\n{completed.stderr}")

@@ -27,8 +27,8 @@ from typing import Any
 
 import pandas as pd
 
-from dpverify.reproductions.report import figure_png, jsonable
-from dpverify.reproductions.runner import atomic_write, environment_digest, environment_provenance, quarantine
+from dpverify.reproductions.report.publish import figure_png, jsonable
+from dpverify.reproductions.run.runner import atomic_write, environment_digest, environment_provenance, quarantine
 from dpverify.theory.claims import Check, CheckResult, Claim, ClaimResult, Evidence, Verdict
 from dpverify.theory.execution import CheckContext, Parameters, value_digest
 

@@ -1,7 +1,7 @@
 """`dpverify verify`, part d: the paper's claims that run the algorithm, re-run on the user's implementation.
 
 An experiment whose tasks run the algorithm through the paper's contract declares the parameter
-`implementation` (theory/implementations.py); a check that runs the algorithm itself declares
+`implementation` (theory/door/implementations.py); a check that runs the algorithm itself declares
 `runs_algorithm` and runs `context.implementation`. For each claim, the checks that read such an
 experiment or run the algorithm are run twice: on the experiment as the reference ran it, and on the same experiment with the user's
 implementation in its place (same parameters, same root seed, the user's code and source digest in the
@@ -18,15 +18,15 @@ from dataclasses import dataclass, replace
 import pandas as pd
 
 from dpverify.algorithms.core.errors import DpverifyError
-from dpverify.reproductions.check_cache import CheckCache
-from dpverify.reproductions.datasets import availability
-from dpverify.reproductions.experiments import Experiment, experiments_of, parameters_of
-from dpverify.reproductions.params import Parameter
-from dpverify.reproductions.runner import Runner
+from dpverify.reproductions.data.datasets import availability
+from dpverify.reproductions.run.check_cache import CheckCache
+from dpverify.reproductions.run.experiments import Experiment, experiments_of, parameters_of
+from dpverify.reproductions.run.params import Parameter
+from dpverify.reproductions.run.runner import Runner
 from dpverify.theory.claims import CheckResult, Claim, ClaimResult, Evidence, Verdict
+from dpverify.theory.door.implementations import implementation_value, in_process_only, isolated
+from dpverify.theory.door.isolation import DEFAULT_TIMEOUT
 from dpverify.theory.execution import CheckContext
-from dpverify.theory.implementations import implementation_value, in_process_only, isolated
-from dpverify.theory.isolation import DEFAULT_TIMEOUT
 from dpverify.theory.papers import get_paper
 
 IMPLEMENTATION = "implementation"   # the experiment parameter that names the implementation its tasks run
@@ -142,7 +142,7 @@ def compare_claims(paper: str, implementation: Callable | str, *, profile: str, 
         theirs = CheckContext(**base, experiments=_results(experiments, profile, runner, seed, value), implementation=value)
     except DpverifyError as error:   # the implementation raised or returned no transcript: its claims cannot run
         why = f"the implementation failed in the experiments: {error}"
-        isolated(value["spec"]).failures.append(why)   # its failure, wherever it ran (theory/isolation.py)
+        isolated(value["spec"]).failures.append(why)   # its failure, wherever it ran (theory/door/isolation.py)
         return tuple(ClaimComparison(checks.evaluate(c, reference), _not_run(c, why)) for c in claims)
     return tuple(ClaimComparison(checks.evaluate(claim, reference),
                                  checks.evaluate(claim, theirs, {IMPLEMENTATION: value})) for claim in claims)

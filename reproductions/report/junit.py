@@ -13,7 +13,7 @@ import xml.etree.ElementTree as ElementTree
 from pathlib import Path
 from typing import Any
 
-from dpverify.reproductions.compare import Gate
+from dpverify.reproductions.report.compare import Gate
 
 
 def write_junit(path: Path, summary: dict[str, Any], gate: Gate | None = None, *, strict: bool = False) -> Path:

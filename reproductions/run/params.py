@@ -11,7 +11,7 @@ whose reason is the profile (sizes, not meaning: it carries no range). Unknown p
 provenance or range, a default outside its own range and overrides of undeclared parameters are errors:
 a value the report cannot attribute never reaches a run.
 
-Types and signs: one schema per experiment, in reproductions/parameters.schema.json (keyed "paper/experiment"),
+Types and signs: one schema per experiment, in reproductions/run/parameters.schema.json (keyed "paper/experiment"),
 checked here when the experiment is loaded (Experiment.config: before `check`, `reproduce`, `audit`, `verify` or a
 sweep does any work), so a wrong value is one line naming the file, the key (with its profile section) and what was
 expected, not a TypeError in a worker. Users change parameters by editing the TOML in place, so the schema cannot
@@ -230,7 +230,7 @@ def _spread(entry: dict, name: str, where: str) -> dict[str, Any]:
 
 # ------------------------------------------------------------------ types and signs (module docstring)
 SCHEMA_FILE = Path(__file__).with_name("parameters.schema.json")
-SCHEMA_NAME = "reproductions/parameters.schema.json"   # as the messages name it
+SCHEMA_NAME = "reproductions/run/parameters.schema.json"   # as the messages name it
 
 
 @functools.cache

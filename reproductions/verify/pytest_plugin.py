@@ -26,7 +26,7 @@ def pytest_configure(config):
 @pytest.fixture
 def dpverify_verify():
     """`dpverify.verify(paper, implementation, *, profile, seed, noise)` -> Verification."""
-    from dpverify.reproductions.verify import verify
+    from dpverify.reproductions.verify.command import verify
 
     return verify
 
@@ -37,7 +37,7 @@ def dpverify_result(request):
     marker = request.node.get_closest_marker("dpverify")
     if marker is None:
         raise pytest.UsageError("the dpverify_result fixture needs @pytest.mark.dpverify(paper, impl=...)")
-    from dpverify.reproductions.verify import verify
+    from dpverify.reproductions.verify.command import verify
 
     options = dict(marker.kwargs)
     paper = marker.args[0] if marker.args else options.pop("paper", None)

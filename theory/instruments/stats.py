@@ -31,12 +31,13 @@ import statsmodels.api as sm
 from statsmodels.stats.proportion import proportion_confint
 
 from dpverify.algorithms.core.errors import InvalidDataError, InvalidParameterError
+from dpverify.algorithms.core.validation import require_float_array
 
 # default: seed used when a caller passes rng=None, so that every call is reproducible.
 DEFAULT_BOOTSTRAP_SEED = 20240221
 # default: spec §7.3.2, "consistent with O(1/T) if the CI upper end <= -0.9".
 RATE_DECISION_THRESHOLD = -0.9
-# default: bootstrap resamples for the rate CI (brief of theory/stats; the percentile-interval ends
+# default: bootstrap resamples for the rate CI (brief of theory/instruments/stats; the percentile-interval ends
 # at 95% have Monte-Carlo sd ~ 0.005 * (CI width) with 2000 resamples).
 DEFAULT_N_BOOT = 2000
 # default: bootstrap resamples for the upper mean bound (scipy's default).
@@ -66,12 +67,7 @@ def _check_positive_int(name: str, value: int, minimum: int = 1) -> int:
 
 
 def _finite_array(name: str, values, ndim: int, min_size: int = 1) -> np.ndarray:
-    try:
-        array = np.asarray(values, dtype=float)
-    except (TypeError, ValueError) as exc:
-        raise InvalidDataError(f"{name} must be a numeric array; got {type(values).__name__}") from exc
-    if array.ndim != ndim:
-        raise InvalidDataError(f"{name} must be a {ndim}-D array; got shape {array.shape}")
+    array = require_float_array(name, values, ndim)
     if array.size < min_size or (ndim == 2 and 0 in array.shape):
         raise InvalidDataError(f"{name} must hold at least {min_size} value(s); got shape {array.shape}")
     if not np.all(np.isfinite(array)):

@@ -1,6 +1,6 @@
 """`--sweep EXPERIMENT/PARAM`: a claim's verdict over the plausible range of a default we chose.
 
-Each swept default (a range or alternatives in its TOML, reproductions/params.py) is set, one at a time and the
+Each swept default (a range or alternatives in its TOML, reproductions/run/params.py) is set, one at a time and the
 others at our values, to each end of its range or each alternative; the experiment that declares it is re-run
 (when this run reproduces it) and every claim whose checks read it is re-decided. Per check, the verdicts at our
 value and at the swept ones are combined by the readings rule (theory/robustness.across_values): the same verdict
@@ -16,8 +16,8 @@ from typing import Any
 import pandas as pd
 
 from dpverify.algorithms.core.errors import DpverifyError
-from dpverify.reproductions.experiments import Experiment
-from dpverify.reproductions.params import ExperimentConfig, Parameter
+from dpverify.reproductions.run.experiments import Experiment
+from dpverify.reproductions.run.params import ExperimentConfig, Parameter
 from dpverify.theory.claims import CheckResult, Claim, ClaimResult, Evidence, Verdict
 from dpverify.theory.execution import CheckContext
 from dpverify.theory.robustness import across_values

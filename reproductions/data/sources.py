@@ -28,7 +28,7 @@ from dpverify.algorithms.core.errors import DpverifyError, InvalidDataError
 DATA_ENV = "DPVERIFY_DATA"
 OFFLINE_ENV = "DPVERIFY_OFFLINE"
 CHECKSUM_FILE = "SHA256SUMS"
-PROJECT_ROOT = Path(__file__).resolve().parent.parent
+PROJECT_ROOT = Path(__file__).resolve().parents[2]
 SHARED_DATA_DIR = PROJECT_ROOT.parent / "shared" / "data"
 CACHE_NAME = "dpverify"
 DOWNLOAD_TIMEOUT_SECONDS = 10   # one attempt per file and process: without a network it fails in well under a second

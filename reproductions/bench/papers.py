@@ -11,7 +11,7 @@ Four implementations of one algorithm, each a function (generator, rounds) -> fi
   cheapest neighbour sum (one product of the batched state laid out (N, R*d): BLAS, or sparse for
   zCDP-NFL's sparse graph, core/mixing.py) and the cheapest gradient, for the same R, N, d and rounds.
 Every baseline except the limit must give the reference's numbers on the same draws (CHECK_RTOL, checked
-before anything is timed). Timings are per round, interleaved and repeated (reproductions/timing.py).
+before anything is timed). Timings are per round, interleaved and repeated (reproductions/bench/timing.py).
 """
 
 from __future__ import annotations
@@ -24,9 +24,7 @@ from itertools import product
 import numpy as np
 from tqdm.auto import tqdm
 
-from dpverify.reproductions.allocator import settle_allocator
-from dpverify.reproductions.threads import limit_blas_threads
-from dpverify.reproductions.timing import (
+from dpverify.reproductions.bench.timing import (
     DEFAULT_REPEATS,
     Spread,
     Target,
@@ -35,6 +33,8 @@ from dpverify.reproductions.timing import (
     load_average,
     paired_ratio,
 )
+from dpverify.reproductions.run.allocator import settle_allocator
+from dpverify.reproductions.run.threads import limit_blas_threads
 
 Implementation = Callable[[np.random.Generator, int], object]   # (generator, rounds) -> final state
 
@@ -139,8 +139,8 @@ def default_targets(per_round: dict[str, np.ndarray], replicas: int) -> list[tup
 def run_paper_bench(contenders: Contenders, *, repeats: int = DEFAULT_REPEATS,
                     echo: Callable[[str], None] = print) -> dict[str, float]:
     """Check, time and report one setting; returns the medians (ms per round) and ratios by name."""
-    allocator = settle_allocator()   # as every dpverify command runs (reproductions/allocator.py)
-    with limit_blas_threads():   # as every dpverify process runs (reproductions/threads.py)
+    allocator = settle_allocator()   # as every dpverify command runs (reproductions/run/allocator.py)
+    with limit_blas_threads():   # as every dpverify process runs (reproductions/run/threads.py)
         return _run_paper_bench(contenders, repeats, echo, allocator)
 
 

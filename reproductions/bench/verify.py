@@ -8,9 +8,9 @@ import tempfile
 from collections.abc import Callable, Iterable
 from pathlib import Path
 
-from dpverify.reproductions.bench import timed
-from dpverify.reproductions.datasets import PROJECT_ROOT
-from dpverify.reproductions.verify import verify
+from dpverify.reproductions.bench.papers import timed
+from dpverify.reproductions.data.datasets import PROJECT_ROOT
+from dpverify.reproductions.verify.command import verify
 from dpverify.theory.papers import room_module, room_of
 
 BUDGET_SECONDS = 180.0        # issue 13: verify of a per-agent-loop implementation within 3 minutes per paper on 2 cores

@@ -32,10 +32,10 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from dpverify.algorithms.core.errors import DpverifyError
-from dpverify.reproductions.data_sources import fingerprint, is_not_available, task_datasets
+from dpverify.reproductions.data.sources import fingerprint, is_not_available, task_datasets
 from dpverify.reproductions.inputs import directory_to_write
-from dpverify.reproductions.progress import Progress
-from dpverify.reproductions.threads import limit_blas_threads
+from dpverify.reproductions.run.progress import Progress
+from dpverify.reproductions.run.threads import limit_blas_threads
 from dpverify.theory.execution import Task, run_task, task_seed_sequence, value_digest
 
 log = logging.getLogger("dpverify.runner")
@@ -61,7 +61,7 @@ def environment_provenance() -> dict[str, Any]:
     checkout; a commit of the reports alone does not change it, so committing a report and rerunning leaves it
     as it was), the digest of dpverify's source (known everywhere, uncommitted edits included), Python,
     platform and package versions (dpverify's included)."""
-    root = Path(__file__).resolve().parent.parent
+    root = Path(__file__).resolve().parents[2]
     try:
         commit = subprocess.run(
             ["git", "log", "-1", "--format=%H", "--", *SOURCE_PATHS], capture_output=True, text=True, check=True,
@@ -105,7 +105,7 @@ def environment_digest() -> str:
 
 
 def task_data(task: Task) -> dict[str, Any]:
-    """The sha256 of the files of each dataset the task reads (data_sources.fingerprint), so providing, replacing or
+    """The sha256 of the files of each dataset the task reads (data.sources.fingerprint), so providing, replacing or
     removing them recomputes exactly the tasks that read them. May fetch the data, once, in this process."""
     return {name: fingerprint(name) for name in task_datasets(task.params)}
 

@@ -21,8 +21,8 @@ from pathlib import Path
 from typing import Any
 
 from dpverify.algorithms.core.errors import InvalidDataError
-from dpverify.reproductions.json_schema import first_violation
-from dpverify.reproductions.report import SCHEMA_FILE, SCHEMA_VERSION
+from dpverify.reproductions.report.json_schema import first_violation
+from dpverify.reproductions.report.publish import SCHEMA_FILE, SCHEMA_VERSION
 
 NUMBER_TOLERANCE = 1e-9  # default: relative change of an evidence number counted as a change (float noise is ~1e-15)
 

@@ -3,7 +3,7 @@
 An experiment whose tasks run the paper's algorithm through its contract declares the parameter
 `implementation`, value REFERENCE (our batched reference). `dpverify verify` re-runs such an experiment
 with `implementation_value(...)`: the implementation's spec (`module:object` or `path/to/file.py:object`),
-which each task runs in an isolated worker process (theory/isolation.py), and the digest of its source files. The digest is part of
+which each task runs in an isolated worker process (theory/door/isolation.py), and the digest of its source files. The digest is part of
 the task's parameters, so it keys the cache: no implementation receives another's results.
 """
 
@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from dpverify.algorithms.core.errors import DpverifyError
-from dpverify.theory.isolation import DEFAULT_TIMEOUT, Isolated
+from dpverify.theory.door.isolation import DEFAULT_TIMEOUT, Isolated
 
 REFERENCE = "reference"
 _IN_PROCESS: dict[str, Callable] = {}   # callables handed to verify from Python (they have no spec to load)
@@ -106,7 +106,7 @@ def source_digest(implementation: Callable) -> str:
 
 
 def isolated(spec: str, timeout: float | None = None) -> Isolated:
-    """The isolated runner of the implementation `spec` (theory/isolation.py), one worker per spec and process;
+    """The isolated runner of the implementation `spec` (theory/door/isolation.py), one worker per spec and process;
     a callable handed over from Python (implementation_value) runs in a forked worker. `timeout` (seconds per call)
     replaces the runner's limit when given."""
     if spec not in _ISOLATED:

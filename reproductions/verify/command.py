@@ -1,9 +1,9 @@
 """`dpverify verify`: validate an implementation of a paper's algorithm against the paper (docs/verify.md).
 
 The implementation goes through the paper's contract (`dpverify.algorithms.<paper>.contract`), the
-same door as our reference, and the conformance checks of theory/conformance.py judge it: exact
+same door as our reference, and the conformance checks of theory/verify/conformance.py judge it: exact
 (same noise draws, same transcript), accounting, noise scale, distribution of its messages, and a
-privacy audit of its own messages. Then (verify_claims.py) the paper's claims whose checks run the
+privacy audit of its own messages. Then (rerun_claims.py) the paper's claims whose checks run the
 algorithm are re-run on the implementation, beside the reference's verdicts. The conformance checks are
 never cached; the claims' experiments and their checks are cached (with --cache) under keys that hold the
 implementation's source digest, so no implementation can receive another's results.
@@ -23,21 +23,28 @@ import numpy as np
 from tqdm.auto import tqdm
 
 from dpverify.algorithms.core.errors import DpverifyError, ImplementationError
-from dpverify.reproductions.experiments import parameters_of
-from dpverify.reproductions.runner import Runner
-from dpverify.reproductions.verify_claims import ClaimComparison, compare_claims, selected
+from dpverify.reproductions.run.experiments import parameters_of
+from dpverify.reproductions.run.runner import Runner
+from dpverify.reproductions.verify.rerun_claims import ClaimComparison, compare_claims, selected
 from dpverify.theory.claims import ClaimResult, NothingToMeasure, Verdict, evaluate
-from dpverify.theory.conformance import CHECK_LEVEL, CHECKS, Float64Required, Suite, conformance_claims, transcript
-from dpverify.theory.execution import DEFAULT_ROOT_SEED, CheckContext
-from dpverify.theory.implementations import (  # noqa: F401 (load_implementation, load_object: API)
+from dpverify.theory.door.implementations import (  # noqa: F401 (load_implementation, load_object: API)
     ImplementationNotFound,
     implementation_value,
     isolated,
     load_implementation,
     load_object,
 )
-from dpverify.theory.isolation import DEFAULT_TIMEOUT, ImplementationFailed, Isolated  # noqa: F401 (API)
+from dpverify.theory.door.isolation import DEFAULT_TIMEOUT, ImplementationFailed, Isolated  # noqa: F401 (API)
+from dpverify.theory.execution import DEFAULT_ROOT_SEED, CheckContext
 from dpverify.theory.papers import get_paper, room_module
+from dpverify.theory.verify.conformance import (
+    CHECK_LEVEL,
+    CHECKS,
+    Float64Required,
+    Suite,
+    conformance_claims,
+    transcript,
+)
 
 EXIT_CONFORMS = 0
 EXIT_NONCONFORMING = 3
@@ -60,7 +67,7 @@ class Verification:
     paper: str
     implementation: str
     results: tuple[ClaimResult, ...]
-    claims: tuple[ClaimComparison, ...] = ()   # the paper's claims, reference vs implementation (verify_claims.py)
+    claims: tuple[ClaimComparison, ...] = ()   # the paper's claims, reference vs implementation (rerun_claims.py)
     skipped: tuple[str, ...] = ()              # claims not re-run: their checks make long runs (--long re-runs them)
     failed: tuple[str, ...] = ()               # how the implementation failed (raised, exited, crashed, hung), in order
 
@@ -75,7 +82,7 @@ class Verification:
 
     @property
     def divergences(self) -> list[ClaimComparison]:
-        """Claims the implementation's runs refute and the reference's do not (verify_claims.ClaimComparison)."""
+        """Claims the implementation's runs refute and the reference's do not (rerun_claims.ClaimComparison)."""
         return [c for c in self.claims if c.diverges]
 
     @property
@@ -140,7 +147,7 @@ def _check_names(checks: str | Sequence[str] | None, claims: bool | tuple[str, .
 
 
 def _runner_of(implementation: Callable | str, timeout: float) -> Isolated:
-    """The implementation's isolated runner, started: a spec is imported in its worker (theory/isolation.py)."""
+    """The implementation's isolated runner, started: a spec is imported in its worker (theory/door/isolation.py)."""
     if isinstance(implementation, str):
         return isolated(implementation, timeout).fresh()
     if not callable(implementation):
@@ -156,11 +163,11 @@ def verify(paper: str, implementation: Callable | str, *, profile: str = "quick"
     """Judge `implementation` (a callable `implementation(setting, rng) -> transcript`, or its `module:object`
     spec) against `paper`'s contract and claims; see the module docstring. `checks` keeps only the named
     conformance checks (CHECKS, as a comma-separated string or a sequence; default all); `claims` re-runs the
-    paper's claims that run the algorithm on it (verify_claims.py; True: all of them, a tuple of claim ids, or
+    paper's claims that run the algorithm on it (rerun_claims.py; True: all of them, a tuple of claim ids, or
     None: all of them unless `checks` selects a subset of the conformance checks), with `jobs` worker processes
     (1 for a callable, which worker processes cannot load) and, if given, the result cache `cache`. Claims whose
     checks make long runs (Check.long_runs) are re-run only with `long` or when named in `claims`; the others
-    list them as skipped. The implementation runs isolated (theory/isolation.py), each call within `timeout`
+    list them as skipped. The implementation runs isolated (theory/door/isolation.py), each call within `timeout`
     seconds; wherever it fails (raises, exits, crashes, hangs, returns no transcript), it does not conform."""
     if noise not in NOISE_MODES:
         raise DpverifyError(f"noise must be one of {', '.join(NOISE_MODES)}; got {noise!r}")

@@ -16,7 +16,7 @@ preprocessing follow the spec `specs/dp_recal.md` §5.1 (v1:L562):
 * "allocate the data equally to the agents": `split_over_agents`.
 
 Where the files come from, how they are checked and what happens when they are nowhere (fetched if a public
-source with a published checksum is known, else "data not available" with the reason): reproductions/data_sources.py.
+source with a published checksum is known, else "data not available" with the reason): reproductions/data/sources.py.
 CIFAR-10 is not in shared/data: it is used when the user provides it (or it can be fetched), and is otherwise
 reported as "data not available" (never replaced by synthetic data).
 
@@ -43,7 +43,7 @@ import numpy as np
 
 from dpverify.algorithms.core.errors import DpverifyError, InvalidDataError, InvalidParameterError
 from dpverify.algorithms.core.problems import LocalData
-from dpverify.reproductions.data_sources import (  # noqa: F401  (re-exported: the names callers use)
+from dpverify.reproductions.data.sources import (  # noqa: F401  (re-exported: the names callers use)
     CHECKSUM_FILE,
     CIFAR10_DIRNAME,
     CIFAR10_NUM_BATCHES,
@@ -271,9 +271,17 @@ def _verified(name: str, base: Path) -> tuple[dict[str, str], bool, str]:
     return sums, verified, words
 
 
+def _dataset(name: str, features: np.ndarray, labels: np.ndarray, removed: int, files: tuple[dict[str, str], bool, str],
+             *, source: str, preprocessing: str) -> Dataset:
+    """A loaded dataset with what `_verified` found of its files (the source line ends with its words)."""
+    sums, verified, words = files
+    return Dataset(name, features, labels, source=f"{source} ({words})", checksum_verified=verified,
+                   preprocessing=preprocessing, missing_rows_removed=removed, sha256=sums)
+
+
 def _binary_images(name, base: Path, folder, negative: tuple[int, ...], positive: tuple[int, ...], description,
                    why: str = "second-listed class = +1") -> Dataset:
-    sums, verified, words = _verified(name, base)
+    checked = _verified(name, base)
     files = DATASET_FILES[name]
     images = read_idx_gz(base / files[0])
     classes = read_idx_gz(base / files[1])
@@ -283,61 +291,41 @@ def _binary_images(name, base: Path, folder, negative: tuple[int, ...], positive
     features = images[keep].reshape(int(keep.sum()), -1) / PIXEL_MAX
     labels = np.where(np.isin(classes[keep], positive), 1.0, -1.0)
     features, labels, removed = remove_missing_rows(features, labels)
-    return Dataset(
-        name,
-        features,
-        labels,
-        source=f"{description} training set, {_class_names(negative)} and {_class_names(positive)}: "
-               f"{', '.join(files)} in {shown(base)} ({words})",
-        checksum_verified=verified,
-        preprocessing=f"pixels / 255; {_class_names(negative)} -> -1, {_class_names(positive)} -> +1 ({why})",
-        missing_rows_removed=removed,
-        sha256=sums,
-    )
+    return _dataset(name, features, labels, removed, checked,
+                    source=f"{description} training set, {_class_names(negative)} and {_class_names(positive)}: "
+                           f"{', '.join(files)} in {shown(base)}",
+                    preprocessing=f"pixels / 255; {_class_names(negative)} -> -1, {_class_names(positive)} -> +1 ({why})")
 
 
 def _load_ijcnn1(base: Path) -> Dataset:
-    sums, verified, words = _verified("ijcnn1", base)
+    checked = _verified("ijcnn1", base)
     features, labels = read_svmlight_bz2(base / IJCNN1_FILE, IJCNN1_NUM_FEATURES)
     features, labels, removed = remove_missing_rows(features, labels)
     if not np.all(np.abs(labels) == 1):
         raise InvalidDataError(f"{base / IJCNN1_FILE}: labels must be -1/+1; got {np.unique(labels)}")
-    return Dataset(
-        "ijcnn1",
-        min_max_scale(features),
-        labels,
-        source=f"LIBSVM ijcnn1 training set (svmlight, bzip2): {IJCNN1_FILE} in {shown(base)} ({words})",
-        checksum_verified=verified,
-        preprocessing="per-feature min-max to [0, 1] (constant features -> 0); labels -1/+1 as given",
-        missing_rows_removed=removed,
-        sha256=sums,
-    )
+    return _dataset("ijcnn1", min_max_scale(features), labels, removed, checked,
+                    source=f"LIBSVM ijcnn1 training set (svmlight, bzip2): {IJCNN1_FILE} in {shown(base)}",
+                    preprocessing="per-feature min-max to [0, 1] (constant features -> 0); labels -1/+1 as given")
 
 
 def _load_cifar10(base: Path) -> Dataset:
-    sums, verified, words = _verified("cifar10", base)
+    checked = _verified("cifar10", base)
     directory = batch_directory(base)
     images, classes = read_cifar10_batches(directory)
     keep = (classes == CIFAR10_CAT) | (classes == CIFAR10_DOG)
     features = images[keep] / PIXEL_MAX
     labels = np.where(classes[keep] == CIFAR10_DOG, 1.0, -1.0)
     features, labels, removed = remove_missing_rows(features, labels)
-    return Dataset(
-        "cifar10",
-        features,
-        labels,
-        source=f"CIFAR-10 python batches 1..{len(sums)} (of {CIFAR10_NUM_BATCHES}) in {shown(directory)}, cat and dog "
-               f"({words})",
-        checksum_verified=verified,
-        preprocessing=f"pixels / 255; cat ({CIFAR10_CAT}) -> -1, dog ({CIFAR10_DOG}) -> +1 (second-listed class = +1)",
-        missing_rows_removed=removed,
-        sha256=sums,
-    )
+    return _dataset("cifar10", features, labels, removed, checked,
+                    source=f"CIFAR-10 python batches 1..{len(checked[0])} (of {CIFAR10_NUM_BATCHES}) in "
+                           f"{shown(directory)}, cat and dog",
+                    preprocessing=f"pixels / 255; cat ({CIFAR10_CAT}) -> -1, dog ({CIFAR10_DOG}) -> +1 "
+                                  "(second-listed class = +1)")
 
 
 def _load_covtype(base: Path) -> Dataset:
     """seeds/000 v0:L518: covtype, 55,500 samples x 54 features (module docstring for the defaults)."""
-    sums, verified, words = _verified("covtype", base)
+    checked = _verified("covtype", base)
     path = base / COVTYPE_FILE
     features, classes = read_svmlight_bz2(path, COVTYPE_NUM_FEATURES)
     total = features.shape[0]
@@ -346,19 +334,12 @@ def _load_covtype(base: Path) -> Dataset:
         raise InvalidDataError(f"{path}: covtype.binary labels must be 1/2; got {np.unique(classes)}")
     labels = np.where(classes == COVTYPE_POSITIVE, 1.0, -1.0)
     features, labels, removed = remove_missing_rows(features, labels)
-    return Dataset(
-        "covtype",
-        min_max_scale(features),
-        labels,
-        source=f"LIBSVM covtype.binary (svmlight, bzip2): {shown(path)}, first {features.shape[0] + removed} of {total} "
-               f"rows ({words})",
-        checksum_verified=verified,
-        preprocessing=f"first {COVTYPE_V0_ROWS} rows of the file (default: v0:L518 does not say which 55,500 rows); "
-                      f"per-feature min-max to [0, 1] on them (constant features -> 0); class {COVTYPE_NEGATIVE} -> -1, "
-                      f"class {COVTYPE_POSITIVE} -> +1 (second-listed class = +1)",
-        missing_rows_removed=removed,
-        sha256=sums,
-    )
+    return _dataset("covtype", min_max_scale(features), labels, removed, checked,
+                    source=f"LIBSVM covtype.binary (svmlight, bzip2): {shown(path)}, first {features.shape[0] + removed} "
+                           f"of {total} rows",
+                    preprocessing=f"first {COVTYPE_V0_ROWS} rows of the file (default: v0:L518 does not say which "
+                                  f"55,500 rows); per-feature min-max to [0, 1] on them (constant features -> 0); class "
+                                  f"{COVTYPE_NEGATIVE} -> -1, class {COVTYPE_POSITIVE} -> +1 (second-listed class = +1)")
 
 
 _LOADERS = {
@@ -381,7 +362,7 @@ def _known(name: str) -> None:
 
 def load_dataset(name: str, data_dir=None) -> Dataset:
     """The named dataset with the spec's subset and preprocessing, from `data_dir` if given, else from where
-    data_sources.locate finds it (fetching it if it can); checksums are checked before parsing."""
+    sources.locate finds it (fetching it if it can); checksums are checked before parsing."""
     _known(name)
     return _LOADERS[name](locate(name, data_dir))
 

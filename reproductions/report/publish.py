@@ -18,8 +18,8 @@ from typing import Any
 
 import numpy as np
 
-from dpverify.reproductions.constants import room_constants
-from dpverify.theory.accounting import PRIVACY_KEY
+from dpverify.reproductions.report.constants import room_constants
+from dpverify.theory.audit.accounting import PRIVACY_KEY
 from dpverify.theory.claims import ClaimResult, Paper, Verdict
 from dpverify.theory.robustness import seeds_agreeing, sweep_outcomes
 
@@ -78,7 +78,7 @@ def claim_record(result: ClaimResult, figures_dir: Path) -> dict[str, Any]:
             slug = f"{claim.id}-{check.check}".replace("/", "__").replace(" ", "_")
             figure = save_figure(check.evidence.figure, figures_dir / f"{slug}.png")
         values = dict(check.evidence.values)
-        # privacy-table rows (theory/accounting.py) belong to the claim, not to one check's values
+        # privacy-table rows (theory/audit/accounting.py) belong to the claim, not to one check's values
         privacy += [{**row, "check": check.check} for row in jsonable(values.pop(PRIVACY_KEY, []))]
         checks.append({"name": check.check, "method": str(check.method), "verdict": str(check.verdict),
                        "summary": check.evidence.summary, "values": jsonable(values),
@@ -167,7 +167,7 @@ def paper_record(paper: Paper, results: list[ClaimResult], figures: list[dict[st
 
 # of summary.json (1.1: optional claims[].seeds; 1.2: optional claims[].privacy, the one stamp `run` on a line of its
 # own, papers[].seconds the checks' computing time; 1.3: optional claims[].free_defaults, .qualification, .sweeps);
-# reproductions/summary.schema.json describes it (bump both together)
+# reproductions/report/summary.schema.json describes it (bump both together)
 SCHEMA_VERSION = "1.3"
 SCHEMA_FILE = Path(__file__).with_name("summary.schema.json")
 
@@ -490,7 +490,7 @@ def render_reports(out_dir: Path) -> list[Path]:
 
         raise DpverifyError(f"no {summary_path} to render; run `dpverify reproduce --out {out_dir}` or "
                             f"`dpverify check --out {out_dir}` first")
-    from dpverify.reproductions.compare import load_summary
+    from dpverify.reproductions.report.compare import load_summary
 
     summary = load_summary(summary_path)      # a damaged file is a one-line error, not a traceback
     written = []

@@ -61,6 +61,7 @@ import scipy.linalg
 from scipy.optimize import lsq_linear
 
 from dpverify.algorithms.core.errors import InvalidDataError, InvalidParameterError
+from dpverify.algorithms.core.validation import require_float_array
 
 LOSSES = ("squared", "absolute")
 REGULARIZERS = ("none", "l2", "elastic_net")
@@ -180,16 +181,7 @@ def _block_list(name: str, value, stacked_shape: str, block_shape: str) -> list[
             raise InvalidDataError(f"{name} must have shape {stacked_shape} (seeds/004 Sec. 1.3: blocks "
                                    f"{block_shape} per agent); got shape {array.shape}")
         return [array[k] for k in range(array.shape[0])]
-    blocks = []
-    for k, block in enumerate(value):
-        try:
-            block = np.asarray(block, dtype=float)
-        except (TypeError, ValueError) as exc:
-            raise InvalidDataError(f"{name}[{k}] must be a numeric {block_shape} array") from exc
-        if block.ndim != block_ndim:
-            raise InvalidDataError(f"{name}[{k}] must have shape {block_shape}; got shape {block.shape}")
-        blocks.append(block)
-    return blocks
+    return [require_float_array(f"{name}[{k}]", block, block_ndim, block_shape) for k, block in enumerate(value)]
 
 
 def _as_blocks(features, targets) -> tuple[list[np.ndarray], list[np.ndarray]]:

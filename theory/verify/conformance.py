@@ -16,7 +16,7 @@ by a rule of theory/rules.py:
    per agent, with simultaneous confidence intervals, against the calibration (equivalence, TOST; less noise
    than promised, an upper bound below 1 at BELOW_LEVEL, refutes whatever the margin: calibrated_noise);
 3b. noise law: the same noise's family, centre and independence across runs, rounds, agents and coordinates
-   (theory/noise_law.py; fits_identity, each bound in units of its margin);
+   (theory/verify/noise_law.py; fits_identity, each bound in units of its margin);
 4. distribution: its messages over independent runs against the reference's, per (round, agent,
    coordinate), two-sample Kolmogorov-Smirnov, Holm, and a simultaneous upper bound on the Kolmogorov distance
    between the two laws (fits_identity: confirmed only if that bound rules out DISTRIBUTION_MARGIN);
@@ -40,11 +40,11 @@ from dpverify.algorithms.core.errors import ImplementationError  # raised here; 
 from dpverify.algorithms.core.tape import NoiseTape
 from dpverify.theory.audit import PrivacyClaim, audit
 from dpverify.theory.claims import Check, Claim, Measurement, Method, NothingToMeasure, holds
+from dpverify.theory.door.isolation import Isolated
 from dpverify.theory.execution import CheckContext, task_seed_sequence
-from dpverify.theory.isolation import Isolated
-from dpverify.theory.noise_law import measure as measure_noise_law
+from dpverify.theory.instruments.stats import SIGNIFICANCE
 from dpverify.theory.rules import audit_lower_bounds, calibrated_noise, exact, fits_identity
-from dpverify.theory.stats import SIGNIFICANCE
+from dpverify.theory.verify.noise_law import measure as measure_noise_law
 
 RELATIVE_TOLERANCE = 1e-9    # default: exact conformance; a per-agent loop sums in another order than a batched code (~1e-15 per round, plausible 1e-12-1e-6)
 ABSOLUTE_TOLERANCE = 1e-12   # default: the same, for values near 0
@@ -357,7 +357,7 @@ def check_noise_scale(suite: Suite, implementation: Callable, context: CheckCont
 
 
 def check_noise_law(suite: Suite, implementation: Callable, context: CheckContext) -> Measurement:
-    """The family, centre and independence of the noise actually sent (theory/noise_law.py), from the noise-scale
+    """The family, centre and independence of the noise actually sent (theory/verify/noise_law.py), from the noise-scale
     check's runs (no run of its own)."""
     setting = suite.setting(context)
     runs = _independent_runs(suite, implementation, context)
