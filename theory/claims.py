@@ -75,6 +75,7 @@ class CheckResult:
     rule: Rule | None = None
     paper: str = ""
     parameters: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
+    decision_argument: str = ""   # why the defaults it read and its decision does not (Check.decision_reads)
 
 
 @dataclass(frozen=True)
@@ -93,6 +94,10 @@ class Check:
     `context.implementation` says, so `dpverify verify` re-runs it on the user's implementation.
     `long_runs`: on an implementation the check's runs take minutes of a per-agent loop (many long runs);
     `dpverify verify` re-runs it only with --long or when the claim is named (--claim), and says so.
+    `decision_reads`: the parameters (names as the experiments' TOML spells them) its decision can depend on,
+    when fewer than it reads; `decision_argument` says why the others cannot move the verdict (a closed form, a
+    proof over every value). The others are recorded as read but not deciding, so the verdict is not said to
+    hold "at our defaults" because of them. None (the default): every parameter it reads may decide.
     """
 
     name: str
@@ -104,6 +109,13 @@ class Check:
     datasets: tuple[str | tuple[str, ...], ...] = ()
     runs_algorithm: bool = False   # runs the paper's algorithm itself, as context.implementation (`dpverify verify`)
     long_runs: bool = False        # verify re-runs it on an implementation only with --long (or --claim)
+    decision_reads: tuple[str, ...] | None = None   # the parameters its decision can depend on (None: all it reads)
+    decision_argument: str = ""                     # why the other parameters it reads cannot move its verdict
+
+    def __post_init__(self):
+        if (self.decision_reads is None) != (not self.decision_argument):
+            raise TypeError(f"check {self.name!r}: decision_reads and decision_argument go together (the argument "
+                            "says why the parameters left out cannot move the verdict)")
 
     def unmet(self, context: CheckContext) -> str:
         """Why this run cannot run the check ('' when it can)."""
@@ -179,8 +191,12 @@ class Check:
         except Exception as error:  # a crashing check is a harness error, reported, never a verdict
             raise CheckCrashed(f"check {self.name!r} crashed: {error}\n{traceback.format_exc()}") from error
         parameters = {**read.provenance(), **measurement.parameters}
+        if self.decision_reads is not None:
+            parameters = {name: p if name.rsplit("/", 1)[-1] in self.decision_reads else {**p, "decides": False}
+                          for name, p in parameters.items()}
         return CheckResult(self.name, self.method, verdict, Evidence(summary, values, measurement.figure),
-                           time.perf_counter() - started, self.rule, measurement.paper, parameters)
+                           time.perf_counter() - started, self.rule, measurement.paper, parameters,
+                           self.decision_argument)
 
 
 _UNKNOWN = "availability not determined in this run"

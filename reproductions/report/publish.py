@@ -85,6 +85,8 @@ def claim_record(result: ClaimResult, figures_dir: Path) -> dict[str, Any]:
                        "seconds": round(check.seconds, 3), "figure": figure,
                        "rule": check.rule.as_record() if check.rule is not None else None,
                        "paper": check.paper, "parameters": jsonable(dict(check.parameters))})
+        if check.decision_argument:
+            checks[-1]["decision_argument"] = check.decision_argument
     record = {"id": claim.id, "kind": claim.kind, "seed_line": claim.seed_line, "title": claim.title,
               "statement": claim.statement, "verdict": str(result.verdict),
               "not_run_reason": claim.not_run_reason if not result.results else "", "checks": checks}
@@ -101,16 +103,22 @@ def claim_record(result: ClaimResult, figures_dir: Path) -> dict[str, Any]:
     return record
 
 
+def deciding_defaults(check: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    """The free defaults (a range or alternatives) a check read that its decision can depend on: not those its
+    declared argument rules out (`decides` false, Check.decision_reads)."""
+    return {name: p for name, p in check["parameters"].items()
+            if p.get("source") == "default" and ("range" in p or "alternatives" in p) and p.get("decides", True)}
+
+
 def free_defaults(checks: list[dict[str, Any]], swept: set[str]) -> list[dict[str, Any]]:
-    """The free defaults (a range or alternatives) that a claim's checks read: "experiment/name", our value, the
-    range or alternatives with why, and whether this run swept it."""
+    """The free defaults that a claim's checks' decisions read (`deciding_defaults`): "experiment/name", our value,
+    the range or alternatives with why, and whether this run swept it."""
     found: dict[str, dict[str, Any]] = {}
     for check in checks:
-        for name, p in check["parameters"].items():
-            if p.get("source") == "default" and ("range" in p or "alternatives" in p):
-                key = "range" if "range" in p else "alternatives"
-                found.setdefault(name, {"parameter": name, "value": p["value"], key: p[key],
-                                        "range_why": p.get("range_why", ""), "swept": name in swept})
+        for name, p in deciding_defaults(check).items():
+            key = "range" if "range" in p else "alternatives"
+            found.setdefault(name, {"parameter": name, "value": p["value"], key: p[key],
+                                    "range_why": p.get("range_why", ""), "swept": name in swept})
     return list(found.values())
 
 
@@ -126,7 +134,7 @@ def qualified_verdict(claim: dict[str, Any]) -> str:
         return ""
     deciding = [c for c in claim["checks"] if c["verdict"] == verdict]
     unswept = {d["parameter"]: d for d in claim.get("free_defaults", []) if not d["swept"]}
-    reads = [[n for n in c["parameters"] if n in unswept] for c in deciding]
+    reads = [[n for n in deciding_defaults(c) if n in unswept] for c in deciding]
     if verdict == "refuted" and not all(reads):
         return ""
     names = list(dict.fromkeys(n for names in reads for n in names))
@@ -166,9 +174,10 @@ def paper_record(paper: Paper, results: list[ClaimResult], figures: list[dict[st
 
 
 # of summary.json (1.1: optional claims[].seeds; 1.2: optional claims[].privacy, the one stamp `run` on a line of its
-# own, papers[].seconds the checks' computing time; 1.3: optional claims[].free_defaults, .qualification, .sweeps);
+# own, papers[].seconds the checks' computing time; 1.3: optional claims[].free_defaults, .qualification, .sweeps;
+# 1.4: optional checks[].decision_argument and checks[].parameters[].decides);
 # reproductions/report/summary.schema.json describes it (bump both together)
-SCHEMA_VERSION = "1.3"
+SCHEMA_VERSION = "1.4"
 SCHEMA_FILE = Path(__file__).with_name("summary.schema.json")
 
 
@@ -298,7 +307,7 @@ def _defaults_used(check: dict[str, Any], width: int = 40) -> str:
         text = json.dumps(value)
         return text if len(text) <= width else text[: width - 3] + "..."
     return "; ".join(f"`{name}` = {shown(p['value'])}" for name, p in (check.get("parameters") or {}).items()
-                     if p.get("source") == "default")
+                     if p.get("source") == "default" and p.get("decides", True))
 
 
 def render_markdown(record: dict[str, Any]) -> str:
@@ -336,6 +345,8 @@ def render_markdown(record: dict[str, Any]) -> str:
                 out.append(f"    - rule `{check['rule']['name']}`: {check['rule']['sentence']}")
             if defaults := _defaults_used(check):
                 out.append(f"    - depends on values we chose (defaults, see the parameter tables): {defaults}")
+            if check.get("decision_argument"):
+                out.append(f"    - its verdict does not depend on the other values it read: {check['decision_argument']}")
             for key, value in check["values"].items():
                 out.append(f"    - `{key}` = {json.dumps(value) if not isinstance(value, str) else value}")
             if check["figure"]:
@@ -401,6 +412,8 @@ def _render_paper_html(record: dict[str, Any], out_dir: Path) -> str:
                     if check.get("rule") else "")
             if defaults := _defaults_used(check):
                 rule += f"<br><i>depends on values we chose:</i> {e(defaults)}"
+            if check.get("decision_argument"):
+                rule += f"<br><i>does not depend on the other values it read:</i> {e(check['decision_argument'])}"
             details.append(f"<details><summary>{_badge(check['verdict'])} <b>{e(check['name'])}</b> "
                            f"({e(check['method'])}): {e(check['summary'])}{rule}</summary>"
                            f"<table>{values}</table>{image}</details>")

@@ -110,7 +110,7 @@ class CheckCache:
             figure = base64.b64decode(entry["figure_png"]) if entry["figure_png"] is not None else None
             return CheckResult(check.name, check.method, Verdict(entry["verdict"]),
                                Evidence(entry["summary"], entry["values"], figure), entry["seconds"], check.rule,
-                               entry["paper"], entry["parameters"])
+                               entry["paper"], entry["parameters"], check.decision_argument)
         except Exception as error:   # any unreadable entry is quarantined and recomputed
             quarantine(path, f"check {claim.id} [{check.name}]", error)
             return None

@@ -138,6 +138,60 @@ def test_a_known_claim_records_the_defaults_its_verdict_rests_on(tmp_path):   # 
     assert record["qualification"] == "confirmed at our defaults (figure-1/window = 2, range 2..3; not swept)"
 
 
+def test_defaults_a_check_argues_away_never_qualify_its_verdict():
+    """A check whose decision_argument rules out the defaults it read (parameters marked decides: false) is
+    refuted plainly; one that keeps rho among its decision's reads is qualified by rho alone."""
+    import json
+
+    import jsonschema
+
+    from dpverify.reproductions.report.publish import SCHEMA_FILE, free_defaults, qualified_verdict
+
+    argued = {name: {**p, "decides": False} for name, p in {**RHO, **LAW}.items()}
+    check = {**_check("refuted", argued), "decision_argument": "a closed form, nonzero at every value"}
+    claim = _claim("refuted", [check])
+    assert free_defaults(claim["checks"], swept=set()) == [] and qualified_verdict(claim) == ""
+    markdown = render_markdown({**_record([]), "claims": [claim], "figures": []})
+    assert "| ✘ **refuted** |" in markdown and "at our defaults" not in markdown
+    assert "its verdict does not depend on the other values it read: a closed form, nonzero at every value" in markdown
+    assert "does not depend on the other values it read:</i> a closed form" in render_html(
+        {"papers": {"x": {**_record([]), "claims": [claim], "figures": []}}}, out_dir=None)
+    schema = json.loads(SCHEMA_FILE.read_text())
+    jsonschema.validate(claim, {"$defs": schema["$defs"], "$ref": "#/$defs/claim"})
+    partly = {**_check("refuted", {**RHO, **{n: {**p, "decides": False} for n, p in LAW.items()}}),
+              "decision_argument": "the law cancels"}
+    partial = _claim("refuted", [partly])
+    partial["free_defaults"] = free_defaults(partial["checks"], swept=set())
+    assert qualified_verdict(partial) == "refuted at our defaults (figure-1/rho = 0.2, range 0.05..1; not swept)"
+
+
+def test_a_check_narrowing_its_reads_must_say_why():
+    from dpverify.theory.claims import Check, Method
+
+    with pytest.raises(TypeError, match="decision_reads and decision_argument go together"):
+        Check("c", Method.NUMERICAL, lambda context: None, decision_reads=())
+    with pytest.raises(TypeError, match="decision_reads and decision_argument go together"):
+        Check("c", Method.NUMERICAL, lambda context: None, decision_argument="why")
+
+
+def test_a_refutation_argued_free_of_the_data_seed_is_plain(tmp_path):
+    """dpdo-nc's Assumption 3 reads the data seed (our default) but its sensor's gradient jump holds for every d > 0:
+    refuted with no "at our defaults", the seed recorded as read but not deciding, and the argument kept."""
+    from dpverify.reproductions.report.publish import claim_record
+    from dpverify.reproductions.run.experiments import parameters_of
+    from dpverify.theory.claims import evaluate
+    from dpverify.theory.execution import CheckContext
+    from dpverify.theory.papers import get_paper
+
+    result = evaluate(get_paper("dpdo-nc").claim("assumption-3"),
+                      CheckContext(parameters=parameters_of("dpdo-nc", "quick")))
+    record = claim_record(result, tmp_path)
+    assert record["verdict"] == "refuted" and "qualification" not in record and "free_defaults" not in record
+    (check,) = record["checks"]
+    assert check["parameters"]["figure-1/data_seed"]["decides"] is False
+    assert check["decision_argument"].startswith("For every d > 0 the gradient of 1/2 (||x - s|| - d)^2 jumps by 2d")
+
+
 def test_older_summaries_stay_valid_and_the_new_fields_are_checked():
     import json
 
@@ -146,7 +200,7 @@ def test_older_summaries_stay_valid_and_the_new_fields_are_checked():
     from dpverify.reproductions.report.publish import SCHEMA_FILE, SCHEMA_VERSION
 
     schema = json.loads(SCHEMA_FILE.read_text())
-    assert SCHEMA_VERSION == "1.3" and "1.2" in schema["properties"]["schema_version"]["enum"]
+    assert SCHEMA_VERSION == "1.4" and {"1.2", "1.3"} <= set(schema["properties"]["schema_version"]["enum"])
     claim = {**_claim("confirmed", []), "qualification": "confirmed but only here"}
     with pytest.raises(jsonschema.ValidationError):
         jsonschema.validate(claim, {"$defs": schema["$defs"], "$ref": "#/$defs/claim"})
