@@ -22,7 +22,7 @@ import typer
 from tqdm.auto import tqdm
 
 from dpverify.algorithms.core.errors import DpverifyError
-from dpverify.reproductions.bench.timing import DEFAULT_REPEATS
+from dpverify.reproductions.bench.timing import DEFAULT_REPEATS, MIN_REPEATS
 from dpverify.reproductions.data.datasets import DATA_ENV, availability
 from dpverify.reproductions.inputs import directory_to_write, one_line, open_unit_interval, run_paths
 from dpverify.reproductions.run.allocator import settle_allocator
@@ -559,7 +559,8 @@ def bench(paper: PaperArg = None,
           iterations: Annotated[Optional[int], typer.Option(min=1, help="rounds per timed call of the reference and "
                                                             "the limit (default: the paper's)")] = None,
           repeats: Annotated[int, typer.Option(min=1, help="rounds of interleaving: every implementation is timed "
-                                               "once per round, in rotated order")] = DEFAULT_REPEATS,
+                                               "once per round, in rotated order; a target can be decided from "
+                                               f"{MIN_REPEATS} on (a 95% interval for a median)")] = DEFAULT_REPEATS,
           grid: Annotated[bool, typer.Option(help="instead of the defaults: reference vs vectorized on R in {1,10,100} "
                                              "x N in {10,50,200} x d in {2,8} for the papers with a grid (zcdp-nfl, "
                                              "dpdo-nc), with fitted scaling exponents; takes several minutes")] = False,
@@ -580,15 +581,21 @@ def bench(paper: PaperArg = None,
 
     Each baseline must first give the reference's numbers on the same draws (to 1e-12).
 
-    Targets, met or NOT met on the median: reference / limit <= 2; >= 3x faster than vectorized at R >= 100.
+    Targets: reference / limit <= 2; >= 3x faster than vectorized at R >= 100.
 
     Targets of --grid: never slower than vectorized at R >= 10; a fitted N exponent <= 1 (sparse graphs).
+
+    Each target is decided on the 95% confidence interval of its median paired ratio (order statistics).
+
+    met: the whole interval on the target's side; NOT met: wholly on the other side; else undecided at this load.
+
+    The output names the machine (CPU, cores, Python, numpy, BLAS) and the load average around each paper.
 
     Exit status 0 when a target is not met (a finding), 1 when a baseline disagrees with the reference.
 
     Also the auditor's tightness, speed and memory, and with --verify the time of `dpverify verify` per paper."""
     from dpverify.reproductions.bench.audit import run_audit_benchmarks
-    from dpverify.reproductions.bench.papers import BenchmarkInvalid
+    from dpverify.reproductions.bench.papers import BenchmarkInvalid, machine_line
     from dpverify.reproductions.bench.verify import run_verify_benchmarks
 
     benchmarks = {p: room_module("reproductions", p, "bench") for p in ([paper] if paper else paper_ids())}
@@ -596,6 +603,7 @@ def bench(paper: PaperArg = None,
     if paper and missing:
         with_bench = [p for p in paper_ids() if room_module("reproductions", p, "bench") is not None]
         raise DpverifyError(f"no benchmark for paper {paper!r}; benchmarks exist for: {', '.join(with_bench)}")
+    typer.echo(machine_line())   # the verdicts hold for this machine, at the load each paper's lines give
     try:
         if grid:
             gridded = {p: m for p, m in benchmarks.items() if m is not None and hasattr(m, "run_grid_benchmarks")}

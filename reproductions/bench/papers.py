@@ -11,7 +11,8 @@ Four implementations of one algorithm, each a function (generator, rounds) -> fi
   cheapest neighbour sum (one product of the batched state laid out (N, R*d): BLAS, or sparse for
   zCDP-NFL's sparse graph, core/mixing.py) and the cheapest gradient, for the same R, N, d and rounds.
 Every baseline except the limit must give the reference's numbers on the same draws (CHECK_RTOL, checked
-before anything is timed). Timings are per round, interleaved and repeated (reproductions/bench/timing.py).
+before anything is timed). Timings are per round, interleaved and repeated; ratios are paired within a repeat
+and carry a confidence interval, on which every target is decided (reproductions/bench/timing.py, `verdict`).
 """
 
 from __future__ import annotations
@@ -26,12 +27,16 @@ from tqdm.auto import tqdm
 
 from dpverify.reproductions.bench.timing import (
     DEFAULT_REPEATS,
+    Estimate,
     Spread,
     Target,
     fit_exponents,
     interleaved_seconds,
+    interval_note,
     load_average,
+    machine_description,
     paired_ratio,
+    verdict_number,
 )
 from dpverify.reproductions.run.allocator import settle_allocator
 from dpverify.reproductions.run.threads import limit_blas_threads
@@ -50,7 +55,7 @@ GRID_NEVER_SLOWER_MIN_REPLICAS = 10
 SPARSE_N_EXPONENT = Target("N_exponent", "fitted N exponent of the reference (sparse graph)", 1.0, at_most=True)
 
 GRID_REPLICAS, GRID_AGENTS, GRID_DIMENSIONS = (1, 10, 100), (10, 50, 200), (2, 8)
-GRID_REPEATS = 3
+GRID_REPEATS = 9   # the fewest whose 95% interval drops each cell's extreme repeat on both sides (MIN_REPEATS: min-max)
 GRID_MIN_SECONDS = 0.05   # a grid measurement repeats calls shorter than this (the R = 1 cells take ~1 ms per round)
 
 
@@ -105,6 +110,12 @@ def states_agree(reference, other) -> bool:
     return all(np.allclose(a, b, rtol=CHECK_RTOL, atol=CHECK_ATOL) for a, b in pairs)
 
 
+def machine_line() -> str:
+    """The machine the bench runs on, BLAS threads as the bench runs them (printed once per `dpverify bench`)."""
+    with limit_blas_threads():
+        return machine_description()
+
+
 def check_same_numbers(contenders: Contenders) -> None:
     """Run the reference and every baseline on the same draws; raise BenchmarkInvalid when one differs."""
     expected = contenders.reference(np.random.default_rng(CHECK_SEED), contenders.check_rounds)
@@ -124,7 +135,7 @@ def seconds_per_round(contenders: Contenders, repeats: int, description: str,
     return {name: seconds[name] / timed[name][1] for name in timed}
 
 
-def default_targets(per_round: dict[str, np.ndarray], replicas: int) -> list[tuple[Target, Spread, str]]:
+def default_targets(per_round: dict[str, np.ndarray], replicas: int) -> list[tuple[Target, Estimate, str]]:
     """(target, measured ratio, why it does not apply or "") at the bench defaults."""
     rows = []
     if "limit" in per_round:
@@ -138,17 +149,20 @@ def default_targets(per_round: dict[str, np.ndarray], replicas: int) -> list[tup
 
 def run_paper_bench(contenders: Contenders, *, repeats: int = DEFAULT_REPEATS,
                     echo: Callable[[str], None] = print) -> dict[str, float]:
-    """Check, time and report one setting; returns the medians (ms per round) and ratios by name."""
+    """Check, time and report one setting; returns the medians (ms per round), ratios, their intervals and the
+    verdicts (1 met, 0 NOT met, nan undecided) by name."""
     allocator = settle_allocator()   # as every dpverify command runs (reproductions/run/allocator.py)
     with limit_blas_threads():   # as every dpverify process runs (reproductions/run/threads.py)
-        return _run_paper_bench(contenders, repeats, echo, allocator)
+        check_same_numbers(contenders)
+        echo(f"{contenders.title}; load average {load_average()} at the start; {allocator}")
+        per_round = seconds_per_round(contenders, repeats, contenders.title.split(",")[0])
+        return report_paper_timings(contenders, per_round, echo)
 
 
-def _run_paper_bench(contenders: Contenders, repeats: int, echo: Callable[[str], None], allocator: str
-                     ) -> dict[str, float]:
-    check_same_numbers(contenders)
-    echo(f"{contenders.title}; load average {load_average()} at the start; {allocator}")
-    per_round = seconds_per_round(contenders, repeats, contenders.title.split(",")[0])
+def report_paper_timings(contenders: Contenders, per_round: dict[str, np.ndarray],
+                         echo: Callable[[str], None]) -> dict[str, float]:
+    """The lines and results of one setting from its per-round seconds (one per interleaved repeat)."""
+    repeats = len(per_round["reference"])
     results: dict[str, float] = {}
     for name, values in per_round.items():
         spread = Spread.of(values)
@@ -159,17 +173,18 @@ def _run_paper_bench(contenders: Contenders, repeats: int, echo: Callable[[str],
         echo(f"  {'vectorized:':<12} {'not run':>28}           {contenders.no_vectorized}")
     if "loop" in per_round:
         ratio = paired_ratio(per_round["loop"], per_round["reference"])
-        echo(f"  speed-up over the loop: {ratio.text()}x")
-        results["speedup_over_loop"] = ratio.median
+        echo(f"  speed-up over the loop: {ratio.text('x')}")
+        results["speedup_over_loop"] = ratio.value
     for target, measured, why_not in default_targets(per_round, contenders.replicas):
-        results[target.key] = measured.median
+        results.update({target.key: measured.value, f"{target.key}_ci_low": measured.low,
+                        f"{target.key}_ci_high": measured.high})
         if why_not:
-            echo(f"  {target.description}: {measured.text()}x (target {target.bound:g}x {why_not})")
+            echo(f"  {target.description}: {measured.text('x')} (target {target.bound:g}x {why_not})")
         else:
             echo(f"  {target.line(measured)}")
-            results[f"{target.key}_met"] = float(target.met(measured.median))
-    echo(f"  ({repeats} interleaved repeats after a warm-up; median (min-max); ratios paired within a repeat; "
-         f"load average {load_average()} at the end)")
+            results[f"{target.key}_met"] = verdict_number(target, measured)
+    echo(f"  ({repeats} interleaved repeats after a warm-up; times: median (min-max); ratios paired within a "
+         f"repeat: median ({interval_note(repeats)}); load average {load_average()} at the end)")
     return results
 
 
@@ -184,7 +199,7 @@ class GridCell:
     dim: int
     reference: Spread        # seconds per round
     vectorized: Spread
-    ratio: Spread            # reference / vectorized, paired
+    ratio: Estimate          # reference / vectorized, paired, with its interval
 
 
 def grid_cells(replicas: Sequence[int] = GRID_REPLICAS, agents: Sequence[int] = GRID_AGENTS,
@@ -193,8 +208,19 @@ def grid_cells(replicas: Sequence[int] = GRID_REPLICAS, agents: Sequence[int] = 
 
 
 def worst_cell(cells: Sequence[GridCell], min_replicas: int = GRID_NEVER_SLOWER_MIN_REPLICAS) -> GridCell:
-    """The cell with R >= min_replicas where the reference is slowest against the vectorized baseline."""
-    return max((c for c in cells if c.replicas >= min_replicas), key=lambda c: c.ratio.median)
+    """The cell with R >= min_replicas where the reference is slowest against the vectorized baseline (median)."""
+    return max((c for c in cells if c.replicas >= min_replicas), key=lambda c: c.ratio.value)
+
+
+def largest_ratio(cells: Sequence[GridCell], min_replicas: int = GRID_NEVER_SLOWER_MIN_REPLICAS) -> Estimate:
+    """The largest of the cells' ratios with an interval for it: from the largest lower end to the largest
+    upper end of the cells' intervals. The true largest ratio is below the largest upper end when every cell's
+    interval holds (so met needs every cell's interval under the bound) and above the largest lower end when
+    that cell's holds (so NOT met needs one cell's interval above it). Each cell's interval is at CONFIDENCE,
+    not corrected for the number of cells (12 at R >= 10 on the default grid)."""
+    ratios = [c.ratio for c in cells if c.replicas >= min_replicas]
+    return Estimate(max(r.value for r in ratios), max(r.low for r in ratios), max(r.high for r in ratios),
+                    ratios[0].confidence)
 
 
 def run_grid(title: str, make: Callable[[int, int, int], Contenders], *, repeats: int = GRID_REPEATS,
@@ -221,21 +247,29 @@ def _run_grid(title: str, make: Callable[[int, int, int], Contenders], repeats: 
         measured.append(GridCell(replicas, agents, dim, Spread.of(per_round["reference"]),
                                  Spread.of(per_round["vectorized"]),
                                  paired_ratio(per_round["reference"], per_round["vectorized"])))
+    return report_grid(measured, repeats, echo)
+
+
+def report_grid(measured: Sequence[GridCell], repeats: int, echo: Callable[[str], None]) -> dict[str, float]:
+    """The table, the fitted exponents and the grid targets from the measured cells."""
     echo(f"  {'R':>4} {'N':>4} {'d':>2}  {'reference ms/round':>26}  {'vectorized ms/round':>26}  reference/vectorized")
     for cell in measured:
         echo(f"  {cell.replicas:>4} {cell.agents:>4} {cell.dim:>2}  {cell.reference.text(1e3, 3):>26}  "
              f"{cell.vectorized.text(1e3, 3):>26}  {cell.ratio.text()}")
     exponents = fit_exponents({"N": [c.agents for c in measured], "R": [c.replicas for c in measured],
                                "d": [c.dim for c in measured]}, [c.reference.median for c in measured])
-    echo("  reference time per round ~ N^a R^b d^c (OLS on log time, all cells): "
+    echo("  reference time per round ~ N^a R^b d^c (OLS on log median time, all cells): "
          + "; ".join(e.text() for e in exponents.values()))
     results = {f"{name}_exponent": e.estimate for name, e in exponents.items()}
     if any(c.replicas >= GRID_NEVER_SLOWER_MIN_REPLICAS for c in measured):
-        worst = worst_cell(measured)
-        echo(f"  {GRID_NEVER_SLOWER.line(worst.ratio)} at R = {worst.replicas}, N = {worst.agents}, d = {worst.dim}")
-        results[GRID_NEVER_SLOWER.key] = worst.ratio.median
-    n_exponent = exponents["N"]
-    echo(f"  {SPARSE_N_EXPONENT.line(Spread(n_exponent.estimate, n_exponent.low, n_exponent.high), unit='', range_name='95% CI')}"
-         " (in parentheses: the 95% CI)")
-    echo(f"  load average {load_average()} at the end")
+        worst, largest = worst_cell(measured), largest_ratio(measured)
+        echo(f"  {GRID_NEVER_SLOWER.line(largest)}; largest median at R = {worst.replicas}, N = {worst.agents}, "
+             f"d = {worst.dim} (interval: the largest ends of the cells' intervals)")
+        results[GRID_NEVER_SLOWER.key] = largest.value
+        results[f"{GRID_NEVER_SLOWER.key}_met"] = verdict_number(GRID_NEVER_SLOWER, largest)
+    n_exponent = exponents["N"].interval()
+    echo(f"  {SPARSE_N_EXPONENT.line(n_exponent, unit='')} (the OLS interval)")
+    results[f"{SPARSE_N_EXPONENT.key}_met"] = verdict_number(SPARSE_N_EXPONENT, n_exponent)
+    echo(f"  ({repeats} interleaved repeats per cell; times: median (min-max); ratios paired within a repeat: "
+         f"median ({interval_note(repeats)}); load average {load_average()} at the end)")
     return results

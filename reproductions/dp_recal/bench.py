@@ -128,6 +128,8 @@ class Setting:
         self.network = Network.from_networkx(nx.cycle_graph(NUM_AGENTS))
         self.x1 = 0.1 * np.random.default_rng(1).standard_normal(data.dim)
         self.setup_seconds, self.gradients = timed(lambda: ActiveGradients(self.problem, data, params.clip))
+        # the loop's per-sample norms once here, as the reference's setup: not in its per-iteration time
+        self.transcribed = transcribed_gradient(data, params.clip)
 
     def reference(self, rng: np.random.Generator, iterations: int, replicas: int):
         run = run_recal(self.problem, self.data, self.network, self.params, replicas=replicas, rng=rng,
@@ -136,7 +138,7 @@ class Setting:
 
     def loop(self, rng: np.random.Generator, iterations: int, replicas: int):
         return loop_run(self.problem, self.data, self.network, self.params, replicas=replicas, iterations=iterations,
-                        rng=rng, x1=self.x1)
+                        rng=rng, x1=self.x1, local_gradient=self.transcribed)
 
     def limit(self, rng: np.random.Generator, iterations: int, replicas: int) -> None:
         """The floor per iteration: the noise draw and the active agents' gradient products (grouped by agent,

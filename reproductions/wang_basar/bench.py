@@ -36,6 +36,9 @@ class Setting:
         self.params = WangBasarParams(self.weights, SECTION_61_SCHEDULE, 2, SIGMA_VAR)
         self.initial = np.random.default_rng(0).uniform(self.problem.low, self.problem.high,
                                                         size=(replicas, NUM_AGENTS, 2)) * 0.5   # inside the box
+        # the constants of the gradient formula, read once (the vectorized baseline computes the formula itself)
+        matrix, self.low, self.high = self.problem.matrix, np.array(self.problem.low), np.array(self.problem.high)
+        self.offsets, self.curvature = -2.0 * self.problem.measurements @ matrix, 2.0 * matrix.T @ matrix
 
     def reference(self, rng: np.random.Generator, steps: int) -> np.ndarray:
         return run(self.problem.local_gradients, self.initial, self.params, steps + 1, rng).final   # K = steps + 1
@@ -61,16 +64,32 @@ class Setting:
         return states
 
     def vectorized(self, rng: np.random.Generator, steps: int) -> np.ndarray:
-        """One replica at a time; per iteration the gradients of all agents at once and one matmul W @ messages."""
+        """What a good researcher writes: one replica at a time, its m agents as one (m, d) array, the gradients
+        inline in numpy and one product W @ messages per iteration (9); no dpverify kernel is called."""
         states = self.initial.copy()
         for k in range(1, steps + 1):
             lam = SECTION_61_SCHEDULE(k)
-            std = lam * math.sqrt(SIGMA_VAR)
-            xi = rng.standard_normal(states.shape)
-            for r in range(states.shape[0]):
-                x = states[r]
-                states[r] = self.weights @ ((x - lam * self.problem.local_gradients(x)) + xi[r] * std)
+            noise = rng.standard_normal(states.shape) * (lam * math.sqrt(SIGMA_VAR))   # lambda^k n_j^k, every replica
+            for x, n in zip(states, noise):
+                x[...] = self.weights @ (x - lam * self.gradients(x) + n)              # seeds/003 eqs. (8)-(9)
         return states
+
+    def gradients(self, x: np.ndarray) -> np.ndarray:
+        """grad f~_i(x_i) of every agent, x (m, d): grad f_i at p = P_B x plus the linear extension
+        c min(dist/delta_r, 1) (x - p)/dist outside the box B (spec P8)."""
+        if not ((x < self.low) | (x > self.high)).any():   # every agent inside B, the usual case: p = x
+            return self.gradients_inside(x)
+        problem = self.problem
+        inside = np.clip(x, self.low, self.high)
+        outward = x - inside
+        distance = np.sqrt((outward * outward).sum(axis=1, keepdims=True))
+        slope = problem.ext_c * np.minimum(distance / problem.ext_delta_r, 1.0) / np.maximum(distance, 1e-300)
+        return self.gradients_inside(inside) + slope * outward
+
+    def gradients_inside(self, p: np.ndarray) -> np.ndarray:
+        """-2 M^T Y_i + 2 M^T M p_i + 3 kappa ||p_i|| p_i for every agent, p (m, d) (seeds/003 L566)."""
+        radius = np.sqrt((p * p).sum(axis=1, keepdims=True))
+        return self.offsets + p @ self.curvature + (3.0 * self.problem.kappa) * radius * p
 
     def limit(self, rng: np.random.Generator, steps: int) -> None:
         """The floor per iteration: the normal draw, W @ (m, R*d) in one BLAS call, and the gradient

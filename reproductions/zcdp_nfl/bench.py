@@ -94,24 +94,24 @@ class Setting:
         return broadcast
 
     def vectorized(self, rng: np.random.Generator, rounds: int, replicas: int) -> np.ndarray:
-        """One replica at a time; per iteration one matmul A @ W for the neighbour sums and batched products
-        over clients for the subgradients."""
+        """What a good researcher writes: one replica at a time, its N clients as one (N, d) array, the LAD
+        subgradient as batched products over clients and one product A @ W~ per iteration: the neighbour sums of a
+        broadcast serve eq. (9) now and eq. (7) at the next iteration. No dpverify kernel is called."""
         X, y, M = self.data.features, self.data.targets, self.data.num_samples
         A, rho, degrees = self.network.adjacency, self.params.rho, self.degrees[:, None]
-        broadcast = np.zeros((replicas, X.shape[0], X.shape[2]))
-        dual = np.zeros_like(broadcast)
+        broadcast = np.zeros((replicas, X.shape[0], X.shape[2]))   # tilde w^(0) = 0, gamma^(0) = 0
+        dual, neighbour_sums = np.zeros_like(broadcast), np.zeros_like(broadcast)   # A @ tilde w^(0) = 0
         sigmas = self.sigmas(rounds)
         for n in range(1, rounds + 1):
             inverse_eta = 1.0 / self.params.step.eta(n)
-            xi = rng.standard_normal(broadcast.shape)
-            for r in range(replicas):
-                w = broadcast[r]
+            own, denominator = inverse_eta + rho * degrees, inverse_eta + 2.0 * rho * degrees   # (7) in closed form
+            noise = rng.standard_normal(broadcast.shape) * sigmas[n - 1][:, None]   # xi^(n), every replica
+            for w, gamma, pull, xi in zip(broadcast, dual, neighbour_sums, noise):
                 residual = np.matmul(X, w[:, :, None])[:, :, 0] - y
-                g = np.matmul(np.sign(residual)[:, None, :], X)[:, 0, :] / M
-                primal = (w * inverse_eta + rho * (degrees * w + A @ w) - dual[r] - g) / (inverse_eta + 2.0 * rho * degrees)
-                w = primal + xi[r] * sigmas[n - 1][:, None]
-                dual[r] = dual[r] + rho * (degrees * w - A @ w)
-                broadcast[r] = w
+                g = np.matmul(np.sign(residual)[:, None, :], X)[:, 0, :] / M          # LAD: l'(r) = sign(r)
+                w[...] = (w * own + rho * pull - gamma - g) / denominator + xi          # eqs. (7)-(8)
+                pull[...] = A @ w
+                gamma += rho * (degrees * w - pull)                                     # eq. (9)
         return broadcast
 
     def limit(self, rng: np.random.Generator, rounds: int, replicas: int) -> None:

@@ -1,11 +1,15 @@
 """`dpverify bench`: every baseline computes the reference's numbers on the same draws; the interleaving is
-a rotation; medians, ranges, paired ratios, exponent fits and target verdicts on synthetic numbers; the
-command through typer's CliRunner. No test times anything."""
+a rotation; medians, ranges, paired ratios with their intervals, exponent fits and target verdicts on
+synthetic numbers; the machine line; the command through typer's CliRunner. The synthetic tests time nothing
+(the grid and CLI tests run tiny settings to check the wiring, not the numbers)."""
 
 import itertools
+import math
+import platform
 
 import numpy as np
 import pytest
+from scipy import stats
 from typer.testing import CliRunner
 
 from dpverify.reproductions import cli
@@ -95,9 +99,46 @@ def test_spread_and_paired_ratios():
     assert spread.text(scale=1e3, digits=1) == "3000.0 (1000.0-10000.0)"
     # paired: the ratio of each repeat, not the ratio of medians (which would be 2.0 here)
     ratio = timing.paired_ratio(np.array([2.0, 4.0, 9.0]), np.array([1.0, 4.0, 3.0]))
-    assert (ratio.median, ratio.low, ratio.high) == (2.0, 1.0, 3.0)
+    assert (ratio.value, ratio.low, ratio.high) == (2.0, -math.inf, math.inf)    # 3 repeats: no interval
+    assert ratio.text("x") == "2.00x (95% CI none)"
     with pytest.raises(ValueError, match="same repeats"):
         timing.paired_ratio(np.ones(3), np.ones(2))
+
+
+def binomial_tail(n, k):
+    """P(Binomial(n, 1/2) <= k), summed from the binomial coefficients."""
+    return sum(math.comb(n, i) for i in range(k + 1)) / 2**n
+
+
+def test_median_interval_ranks_from_the_binomial_at_n_10():
+    # 2 P(B <= 1) = 2 * 11/1024 <= 0.05 < 2 P(B <= 2) = 2 * 56/1024: the 2nd and 9th of 10, coverage 1002/1024
+    assert timing.median_interval_ranks(10) == (2, 9)
+    assert timing.median_interval_coverage(10, 2) == pytest.approx(1 - 2 * binomial_tail(10, 1)) == 1002 / 1024
+    assert 1 - 2 * binomial_tail(10, 2) == 1 - 112 / 1024 < 0.95      # rank 3 would cover too little
+    assert timing.median_interval_ranks(15) == (4, 12)
+    assert timing.median_interval_coverage(15, 4) == pytest.approx(1 - 2 * binomial_tail(15, 3)) == 0.96484375
+
+
+def test_median_interval_needs_six_values_at_95_percent():
+    assert timing.MIN_REPEATS == 6 == min(n for n in range(1, 20) if 1 - 2.0 ** (1 - n) >= 0.95)
+    assert timing.median_interval_ranks(5) is None
+    assert timing.median_interval_ranks(6) == (1, 6) and timing.median_interval_coverage(6, 1) == 1 - 2 / 64
+    assert timing.DEFAULT_REPEATS >= timing.MIN_REPEATS and bench.GRID_REPEATS >= timing.MIN_REPEATS
+
+
+@pytest.mark.parametrize("n", range(6, 41))
+def test_median_interval_agrees_with_scipys_quantile_test(n):
+    values = np.random.default_rng(n).lognormal(0.0, 0.5, n)
+    ours = timing.median_with_interval(values)
+    theirs = stats.quantile_test(values, q=0, p=0.5).confidence_interval(0.95)
+    assert (ours.low, ours.high) == (theirs.low, theirs.high)
+
+
+def test_median_with_interval_reads_the_order_statistics():
+    values = np.random.default_rng(3).permutation(np.arange(1.0, 11.0))     # 1..10 in a shuffled order
+    estimate = timing.median_with_interval(values)
+    assert (estimate.value, estimate.low, estimate.high, estimate.confidence) == (5.5, 2.0, 9.0, 0.95)
+    assert estimate.text("x") == "5.50x (95% CI 2.00 to 9.00)"
 
 
 def test_exponent_fit_recovers_known_exponents():
@@ -122,41 +163,158 @@ def test_exponent_fit_recovers_known_exponents():
 ])
 def test_target_verdicts_at_the_boundaries(target, value, met):
     assert target.met(value) is met
-    line = target.line(timing.Spread(value, value, value))
+    line = target.line(timing.Estimate(value, value, value))
     assert line.endswith(": met") if met else line.endswith(": NOT met")
 
 
-def test_a_range_across_the_bound_is_said():
-    line = bench.LIMIT_TARGET.line(timing.Spread(1.9, 1.5, 2.4))
-    assert line == "reference / physical limit: 1.90 (1.50-2.40)x (target <= 2x): met (the range crosses the bound)"
-    assert "crosses" not in bench.VECTORIZED_TARGET.line(timing.Spread(4.0, 3.5, 5.0))
+@pytest.mark.parametrize("target, low, high, expected", [
+    (bench.LIMIT_TARGET, 1.3, 1.9, "met"),                        # <= 2: the whole interval below
+    (bench.LIMIT_TARGET, 1.5, 2.0, "met"),                        # the bound itself is on the target's side
+    (bench.LIMIT_TARGET, 2.1, 3.0, "NOT met"),                    # the whole interval above
+    (bench.LIMIT_TARGET, 1.55, 3.04, "undecided at this load"),   # issue 32's zcdp-nfl range at load 2.8
+    (bench.LIMIT_TARGET, 2.0, 2.5, "undecided at this load"),
+    (bench.VECTORIZED_TARGET, 3.2, 3.8, "met"),                   # >= 3: the whole interval above
+    (bench.VECTORIZED_TARGET, 2.0, 2.9, "NOT met"),
+    (bench.VECTORIZED_TARGET, 2.9, 3.1, "undecided at this load"),
+    (bench.VECTORIZED_TARGET, -math.inf, math.inf, "undecided (no interval)"),     # fewer than 6 repeats
+    (bench.LIMIT_TARGET, -math.inf, math.inf, "undecided (no interval)"),
+    (bench.LIMIT_TARGET, math.nan, math.nan, "undecided (no interval)"),           # a fit without residual dof
+])
+def test_a_verdict_is_decided_only_by_an_interval_on_one_side(target, low, high, expected):
+    for value in (low, high, (low + high) / 2):       # the median does not decide
+        measured = timing.Estimate(value, low, high)
+        assert timing.verdict(target, measured) == expected
+        assert target.line(measured).endswith(f": {expected}")
+    number = timing.verdict_number(target, timing.Estimate(low, low, high))
+    assert number == {"met": 1.0, "NOT met": 0.0}[expected] if "undecided" not in expected else math.isnan(number)
 
 
 def test_default_targets_from_synthetic_timings():
-    per_round = {"reference": np.array([1.0, 2.0, 1.0]), "vectorized": np.array([4.0, 5.0, 2.0]),
-                 "limit": np.array([0.5, 0.5, 0.6])}
+    rng = np.random.default_rng(11)
+    reference = rng.uniform(1.0, 2.0, 15)
+    per_round = {"reference": reference, "vectorized": reference * rng.permutation(np.linspace(3.3, 4.0, 15)),
+                 "limit": reference / rng.permutation(np.linspace(1.30, 1.58, 15))}
     rows = {target.description: (measured, why) for target, measured, why in bench.default_targets(per_round, 100)}
-    assert rows["reference / physical limit"][0] == timing.Spread(2.0, 1.0 / 0.6, 4.0)
-    assert rows["speed-up over the vectorized baseline"] == (timing.Spread(2.5, 2.0, 4.0), "")
+    limit, why = rows["reference / physical limit"]
+    assert why == "" and (limit.value, limit.low, limit.high) == pytest.approx((1.44, 1.36, 1.52))
+    vectorized, why = rows["speed-up over the vectorized baseline"]
+    assert why == "" and (vectorized.value, vectorized.low, vectorized.high) == pytest.approx((3.65, 3.45, 3.85))
     below = {target.description: why for target, _, why in bench.default_targets(per_round, 99)}
     assert below["speed-up over the vectorized baseline"] == "applies at R >= 100"
 
 
+def synthetic_timings(limit_ratios, speedups, seed=7):
+    """15 repeats of per-round seconds whose paired ratios are the given ones, in a shuffled order."""
+    rng = np.random.default_rng(seed)
+    reference = rng.uniform(1.0e-3, 1.2e-3, len(limit_ratios))
+    return {"reference": reference, "loop": reference * 80.0,
+            "vectorized": reference * rng.permutation(speedups), "limit": reference / rng.permutation(limit_ratios)}
+
+
+def synthetic_contenders(replicas=100):
+    def never_called(rng, rounds):
+        raise AssertionError("the report times nothing")
+
+    return bench.Contenders("synthetic, R = 100", replicas, never_called, never_called, never_called, never_called,
+                            rounds=1, loop_rounds=1, check_rounds=1)
+
+
+def test_paper_verdicts_from_synthetic_timings(monkeypatch):
+    monkeypatch.setattr(bench, "load_average", lambda: "2.80")
+    lines = []
+    results = bench.report_paper_timings(synthetic_contenders(), synthetic_timings(
+        np.linspace(1.30, 1.58, 15), np.linspace(2.0, 2.7, 15)), lines.append)
+    assert "  reference / physical limit: 1.44x (95% CI 1.36 to 1.52) (target <= 2x): met" in lines
+    assert "  speed-up over the vectorized baseline: 2.35x (95% CI 2.15 to 2.55) (target >= 3x): NOT met" in lines
+    assert "  speed-up over the loop: 80.00x (95% CI 80.00 to 80.00)" in lines
+    assert lines[-1] == ("  (15 interleaved repeats after a warm-up; times: median (min-max); ratios paired within a "
+                         "repeat: median (95% CI of a median: sorted ratios number 4 and 12 of 15, distribution-free, "
+                         "coverage 96.5%); load average 2.80 at the end)")
+    assert (results["reference_over_limit_met"], results["speedup_over_vectorized_met"]) == (1.0, 0.0)
+    assert (results["reference_over_limit_ci_low"], results["reference_over_limit_ci_high"]) == pytest.approx(
+        (1.36, 1.52))
+
+
+def test_a_ratio_whose_interval_straddles_the_bound_is_undecided(monkeypatch):
+    lines = []
+    results = bench.report_paper_timings(synthetic_contenders(), synthetic_timings(
+        np.linspace(1.6, 2.3, 15), np.linspace(2.6, 3.3, 15)), lines.append)
+    assert "  reference / physical limit: 1.95x (95% CI 1.75 to 2.15) (target <= 2x): undecided at this load" in lines
+    assert ("  speed-up over the vectorized baseline: 2.95x (95% CI 2.75 to 3.15) (target >= 3x): "
+            "undecided at this load") in lines
+    assert math.isnan(results["reference_over_limit_met"]) and math.isnan(results["speedup_over_vectorized_met"])
+
+
+def test_few_repeats_decide_nothing():
+    lines = []
+    bench.report_paper_timings(synthetic_contenders(), synthetic_timings(np.full(5, 1.2), np.full(5, 9.0)),
+                               lines.append)
+    assert "  reference / physical limit: 1.20x (95% CI none) (target <= 2x): undecided (no interval)" in lines
+    assert "5 repeats give no 95% interval for a median (at least 6 do): no target can be decided" in lines[-1]
+
+
+def grid_cell(replicas, agents, dim, ratio, low, high):
+    seconds = 1e-4 * agents**0.8 * replicas**0.5
+    return bench.GridCell(replicas, agents, dim, timing.Spread(seconds, seconds, seconds),
+                          timing.Spread(seconds / ratio, seconds / ratio, seconds / ratio),
+                          timing.Estimate(ratio, low, high))
+
+
+@pytest.mark.parametrize("worst, expected", [
+    ((0.9, 0.85, 0.97), "met"), ((1.2, 1.1, 1.3), "NOT met"), ((0.98, 0.9, 1.05), "undecided at this load")])
+def test_grid_verdict_from_synthetic_cells(worst, expected):
+    cells = [grid_cell(1, 10, 2, 3.0, 2.0, 4.0)]                      # R = 1: no target there
+    cells += [grid_cell(r, n, d, 0.5, 0.45, 0.55) for r, n, d in itertools.product((10, 100), (10, 50), (2, 8))]
+    cells.append(grid_cell(100, 200, 2, *worst))
+    lines = []
+    results = bench.report_grid(cells, 9, lines.append)
+    line = next(line for line in lines if "worst reference / vectorized" in line)
+    assert line.startswith(f"  worst reference / vectorized time on the grid at R >= 10: {worst[0]:.2f}x "
+                           f"(95% CI {worst[1]:.2f} to {worst[2]:.2f}) (target <= 1x): {expected}; "
+                           f"largest median at R = 100, N = 200, d = 2")
+    assert results["worst_reference_over_vectorized"] == worst[0]
+    # time ~ N^0.8 R^0.5 exactly: the fitted N exponent is 0.8 with a zero-width interval, under the bound: met
+    assert lines[-2] == ("  fitted N exponent of the reference (sparse graph): 0.80 (95% CI 0.80 to 0.80) "
+                         "(target <= 1): met (the OLS interval)")
+    assert results["N_exponent_met"] == 1.0
+
+
+def test_the_grid_interval_spans_the_largest_ends_of_the_cells():
+    cells = [grid_cell(10, 10, 2, 0.8, 0.7, 1.2), grid_cell(100, 10, 2, 0.95, 0.9, 0.99),
+             grid_cell(1, 10, 2, 5.0, 4.0, 6.0)]
+    assert bench.largest_ratio(cells) == timing.Estimate(0.95, 0.9, 1.2)   # a wide cell keeps it undecided
+    assert bench.worst_cell(cells) is cells[1]
+
+
+def test_cpu_model_and_machine_line(tmp_path, monkeypatch):
+    cpuinfo = tmp_path / "cpuinfo"
+    cpuinfo.write_text("processor\t: 0\nvendor_id\t: AuthenticAMD\nmodel name\t: AMD EPYC 7B13 64-Core Processor\n")
+    assert timing.cpu_model(cpuinfo) == "AMD EPYC 7B13 64-Core Processor"
+    monkeypatch.setattr(platform, "processor", lambda: "x86_64")
+    assert timing.cpu_model(tmp_path / "absent") == "x86_64"
+    line = bench.machine_line()
+    assert line.startswith("machine: ") and f"{timing.usable_cores()} usable cores" in line
+    assert f"Python {platform.python_version()}, numpy {np.__version__}, BLAS " in line
+    assert "1 thread" in line      # the bench's BLAS threads (DPVERIFY_BLAS_THREADS, default 1)
+
+
 def test_worst_cell_ignores_single_replicas():
-    cells = [bench.GridCell(r, 10, 2, timing.Spread(1, 1, 1), timing.Spread(1, 1, 1), timing.Spread(ratio, ratio, ratio))
-             for r, ratio in ((1, 5.0), (10, 0.5), (100, 0.8), (10, 0.7))]
-    assert bench.worst_cell(cells).ratio.median == 0.8
+    cells = [grid_cell(r, 10, 2, ratio, ratio, ratio) for r, ratio in ((1, 5.0), (10, 0.5), (100, 0.8), (10, 0.7))]
+    assert bench.worst_cell(cells).ratio.value == 0.8
 
 
 def test_grid_reports_ratios_exponents_and_targets():
     lines = []
     results = bench.run_grid("zCDP-NFL", zcdp_bench.grid_contenders, repeats=1,
                              cells=list(itertools.product([1, 10], [5, 8], [2, 3])), echo=lines.append)
-    assert set(results) == {"N_exponent", "R_exponent", "d_exponent", "worst_reference_over_vectorized"}
+    assert set(results) == {"N_exponent", "R_exponent", "d_exponent", "worst_reference_over_vectorized",
+                            "worst_reference_over_vectorized_met", "N_exponent_met"}
+    assert math.isnan(results["worst_reference_over_vectorized_met"])     # one repeat per cell: no interval
     assert sum(line.startswith(("     1 ", "    10 ")) for line in lines) == 8     # one table row per cell
     assert any(line.lstrip().startswith("worst reference / vectorized time on the grid at R >= 10") for line in lines)
     assert any("fitted N exponent of the reference (sparse graph)" in line for line in lines)
     assert all("load average" in lines[i] for i in (0, -1))
+    assert "undecided (no interval)" in next(line for line in lines if "worst reference" in line)
 
 
 runner = CliRunner()
@@ -173,10 +331,13 @@ def test_tiny_bench_through_the_cli():
     result = runner.invoke(cli.app, ["bench", "zcdp-nfl", "--replicas", "2", "--iterations", "2", "--repeats", "2",
                                      "--no-audit"])
     assert result.exit_code == 0, result.output
-    assert "load average" in result.output
+    first, second = result.output.splitlines()[:2]
+    assert first.startswith("machine: ") and "usable cores" in first and "numpy" in first and "BLAS" in first
+    assert "load average" in second and "at the start" in second
+    assert "load average" in result.output.split("ratios paired within a repeat")[1]    # and at the end
     for name in ("reference:", "loop:", "vectorized:", "limit:", "speed-up over the loop:"):
         assert name in result.output
-    assert "reference / physical limit:" in result.output and "(target <= 2x)" in result.output
+    assert "reference / physical limit:" in result.output and "(target <= 2x): undecided (no interval)" in result.output
     assert "(target 3x applies at R >= 100)" in result.output
 
 
