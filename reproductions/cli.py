@@ -259,8 +259,10 @@ def _finish(results: list[ClaimResult], strict: bool, summary: dict | None = Non
     from dpverify.reproductions.report.junit import write_junit
 
     refuted = [r.claim.id for r in results if r.verdict == Verdict.REFUTED]
-    counts = {v: sum(r.verdict == v for r in results) for v in Verdict}
-    typer.echo(", ".join(f"{v}: {n}" for v, n in counts.items()))
+    claimed = [r for r in results if not r.claim.is_finding]   # the papers' tally; findings beyond it apart
+    typer.echo(", ".join(f"{v}: {sum(r.verdict == v for r in claimed)}" for v in Verdict)
+               + (f"; findings beyond the papers' claims: {len(results) - len(claimed)}" if len(claimed) < len(results)
+                  else ""))
     judged = gate(baseline_summary, summary) if baseline_summary is not None else None
     if junit is not None:
         typer.echo(f"junit: {write_junit(junit, summary, judged, strict=strict)}")

@@ -226,10 +226,16 @@ class CheckCrashed(RuntimeError):
     """A check raised: this is a harness bug, not a finding about the paper."""
 
 
+# the kind of a statement we checked that the paper does not make (a reading it leaves open, the privacy of its
+# experiments' noise where it gives none): reported as a finding beyond the paper's claims, never in its tally
+FINDING = "finding"
+
+
 @dataclass(frozen=True)
 class Claim:
     id: str                      # "<paper>/<kind>-<name>", e.g. "zcdp-nfl/lemma-1"
-    kind: str                    # lemma, theorem, corollary, assumption, equation, experiment, headline
+    kind: str                    # lemma, theorem, corollary, assumption, equation, experiment, headline, implicit;
+                                 # FINDING: a statement the paper does not make, outside its tally
     seed_line: str               # e.g. "L118-L120" of the paper's seed file
     title: str
     statement: str               # the claim, in short, as the paper states it
@@ -239,6 +245,10 @@ class Claim:
     def __post_init__(self) -> None:
         if not self.checks and not self.not_run_reason:
             raise ValueError(f"claim {self.id} has no check and no reason why it is not run")
+
+    @property
+    def is_finding(self) -> bool:
+        return self.kind == FINDING
 
 
 @dataclass(frozen=True)

@@ -20,7 +20,7 @@ import numpy as np
 
 from dpverify.reproductions.report.constants import room_constants
 from dpverify.theory.audit.accounting import PRIVACY_KEY
-from dpverify.theory.claims import ClaimResult, Paper, Verdict
+from dpverify.theory.claims import FINDING, ClaimResult, Paper, Verdict
 from dpverify.theory.robustness import seeds_agreeing, sweep_outcomes
 
 VERDICT_ORDER = [Verdict.REFUTED, Verdict.INCONCLUSIVE, Verdict.NOT_RUN, Verdict.CONFIRMED]
@@ -165,17 +165,41 @@ def paper_record(paper: Paper, results: list[ClaimResult], figures: list[dict[st
     the same bytes): `seconds` is what its checks took when they were computed (kept with them in the cache);
     the run's date and what it computed are the summary's one stamp, `run` (write_summary)."""
     claims = [claim_record(r, figures_dir) for r in results]
+    record = {"id": paper.id, "title": paper.title, "seed_file": paper.seed_file, "profile": profile,
+              "seconds": round(sum(check["seconds"] for claim in claims for check in claim["checks"]), 1),
+              "counts": {}, "claims": claims,
+              "figures": jsonable(figures), "constants": jsonable(room_constants(paper.id)),
+              "provenance": jsonable(provenance), "partial": partial}
+    record["counts"] = verdict_counts(paper_claims(record))   # the paper's tally; findings apart
+    if extra := findings(record):
+        record["finding_counts"] = verdict_counts(extra)
+    return record
+
+
+def verdict_counts(claims) -> dict[str, int]:
+    """How many claims have each verdict, every verdict named (0 where none)."""
     counts = Counter(c["verdict"] for c in claims)
-    return {"id": paper.id, "title": paper.title, "seed_file": paper.seed_file, "profile": profile,
-            "seconds": round(sum(check["seconds"] for claim in claims for check in claim["checks"]), 1),
-            "counts": {str(v): counts.get(str(v), 0) for v in VERDICT_ORDER}, "claims": claims,
-            "figures": jsonable(figures), "constants": jsonable(room_constants(paper.id)),
-            "provenance": jsonable(provenance), "partial": partial}
+    return {str(v): counts.get(str(v), 0) for v in VERDICT_ORDER}
+
+
+def paper_claims(record: dict[str, Any]) -> list[dict[str, Any]]:
+    """The claims of the paper itself: the paper's tally counts them, the findings beyond them apart."""
+    return [c for c in record["claims"] if c["kind"] != FINDING]
+
+
+def findings(record: dict[str, Any]) -> list[dict[str, Any]]:
+    return [c for c in record["claims"] if c["kind"] == FINDING]
+
+
+FINDINGS_NOTE = ("Statements the paper does not make, checked because a reader would ask (a reading the paper leaves "
+                 "open, the privacy of its experiments' noise where it states none). Their verdicts are not in the "
+                 "paper's tally above.")
 
 
 # of summary.json (1.1: optional claims[].seeds; 1.2: optional claims[].privacy, the one stamp `run` on a line of its
 # own, papers[].seconds the checks' computing time; 1.3: optional claims[].free_defaults, .qualification, .sweeps;
-# 1.4: optional checks[].decision_argument and checks[].parameters[].decides);
+# 1.4: optional checks[].decision_argument, checks[].parameters[].decides and papers[].finding_counts, the
+# verdicts of the claims of kind "finding", which papers[].counts leaves out);
 # reproductions/report/summary.schema.json describes it (bump both together)
 SCHEMA_VERSION = "1.4"
 SCHEMA_FILE = Path(__file__).with_name("summary.schema.json")
@@ -318,12 +342,20 @@ def render_markdown(record: dict[str, Any]) -> str:
            "**Verdicts:** " + ", ".join(f"{VERDICT_SYMBOLS[k]} {k}: {v}" for k, v in counts.items()), "",
            "A refuted claim is a finding with its evidence; `not-run` says why; an audit that finds no "
            "violation says \"not refuted at N samples\", never \"private\".", "", "## Claims", ""]
-    rows = [[f"`{c['id']}`", c["seed_line"], c["title"], f"{VERDICT_SYMBOLS[c['verdict']]} **{c['verdict']}**"
-             + _verdict_text(c).removeprefix(c["verdict"])
-             + (f" ({c['seeds']['agreeing']}/{c['seeds']['count']} seeds agree)" if "seeds" in c else ""),
-             "; ".join(f"{k['name']} ({k['method']}): {k['summary']}" for k in c["checks"]) or c["not_run_reason"]]
-            for c in record["claims"]]
-    out += [_markdown_table(rows, ["claim", "line", "statement", "verdict", "evidence"]), ""]
+    def rows(claims: list[dict[str, Any]]) -> str:
+        return _markdown_table([[f"`{c['id']}`", c["seed_line"], c["title"],
+                                 f"{VERDICT_SYMBOLS[c['verdict']]} **{c['verdict']}**"
+                                 + _verdict_text(c).removeprefix(c["verdict"])
+                                 + (f" ({c['seeds']['agreeing']}/{c['seeds']['count']} seeds agree)" if "seeds" in c
+                                    else ""),
+                                 "; ".join(f"{k['name']} ({k['method']}): {k['summary']}" for k in c["checks"])
+                                 or c["not_run_reason"]] for c in claims],
+                               ["claim", "line", "statement", "verdict", "evidence"])
+    out += [rows(paper_claims(record)), ""]
+    if extra := findings(record):
+        out += ["## Findings beyond the paper's claims", "", FINDINGS_NOTE, "",
+                "**Verdicts:** " + ", ".join(f"{VERDICT_SYMBOLS[k]} {k}: {v}" for k, v in verdict_counts(extra).items()),
+                "", rows(extra), ""]
     if audits := audit_rows(record):
         out += ["## Privacy audits", "", "Empirical lower bounds (simultaneous confidence; Clopper-Pearson on a fresh "
                 "split) against the claimed guarantee. An audit can refute a claim, never prove it.", "",
@@ -402,26 +434,15 @@ def _render_paper_html(record: dict[str, Any], out_dir: Path) -> str:
              f' · checks computed in {record["seconds"]} s</p>',
              '<p class="counts">' + "".join(f"<span>{_badge(k)} {v}</span>" for k, v in record["counts"].items()) + "</p>",
              "<table><tr><th>claim</th><th>line</th><th>statement</th><th>verdict</th><th>evidence</th></tr>"]
-    for claim in sorted(record["claims"], key=lambda c: [str(v) for v in VERDICT_ORDER].index(c["verdict"])):
-        details = []
-        for check in claim["checks"]:
-            values = "".join(f"<tr><td><code>{e(k)}</code></td><td><code>{e(json.dumps(v))}</code></td></tr>"
-                             for k, v in check["values"].items())
-            image = _image(out_dir, check["figure"]) if check["figure"] else ""
-            rule = (f"<br><i>rule {e(check['rule']['name'])}:</i> {e(check['rule']['sentence'])}"
-                    if check.get("rule") else "")
-            if defaults := _defaults_used(check):
-                rule += f"<br><i>depends on values we chose:</i> {e(defaults)}"
-            if check.get("decision_argument"):
-                rule += f"<br><i>does not depend on the other values it read:</i> {e(check['decision_argument'])}"
-            details.append(f"<details><summary>{_badge(check['verdict'])} <b>{e(check['name'])}</b> "
-                           f"({e(check['method'])}): {e(check['summary'])}{rule}</summary>"
-                           f"<table>{values}</table>{image}</details>")
-        evidence = "".join(details) or f"<i>not run:</i> {e(claim['not_run_reason'])}"
-        parts.append(f"<tr><td><code>{e(claim['id'])}</code></td><td>{e(claim['seed_line'])}</td>"
-                     f"<td><b>{e(claim['title'])}</b><br><span class='note'>{e(claim['statement'])}</span></td>"
-                     f"<td>{_badge(claim['verdict'])}{_qualification_html(claim)}</td><td>{evidence}</td></tr>")
+    by_verdict = lambda c: [str(v) for v in VERDICT_ORDER].index(c["verdict"])  # noqa: E731
+    parts += [_claim_row_html(claim, out_dir) for claim in sorted(paper_claims(record), key=by_verdict)]
     parts.append("</table>")
+    if extra := findings(record):
+        parts.append(f"<h3>Findings beyond the paper's claims</h3><p class='note'>{e(FINDINGS_NOTE)}</p>"
+                     '<p class="counts">' + "".join(f"<span>{_badge(k)} {v}</span>"
+                                                    for k, v in verdict_counts(extra).items()) + "</p>"
+                     "<table><tr><th>claim</th><th>line</th><th>statement</th><th>verdict</th><th>evidence</th></tr>"
+                     + "".join(_claim_row_html(claim, out_dir) for claim in sorted(extra, key=by_verdict)) + "</table>")
     if audits := audit_rows(record):
         header = "".join(f"<th>{e(h)}</th>" for h in AUDIT_HEADER)
         body = "".join("<tr>" + "".join(f"<td>{e(c)}</td>" for c in row) + "</tr>" for row in audits)
@@ -457,6 +478,29 @@ def _render_paper_html(record: dict[str, Any], out_dir: Path) -> str:
     return "\n".join(parts)
 
 
+def _claim_row_html(claim: dict[str, Any], out_dir: Path) -> str:
+    """One claim's row: the verdict with its qualifier, and each check's evidence collapsed."""
+    e = html.escape
+    details = []
+    for check in claim["checks"]:
+        values = "".join(f"<tr><td><code>{e(k)}</code></td><td><code>{e(json.dumps(v))}</code></td></tr>"
+                         for k, v in check["values"].items())
+        image = _image(out_dir, check["figure"]) if check["figure"] else ""
+        rule = (f"<br><i>rule {e(check['rule']['name'])}:</i> {e(check['rule']['sentence'])}"
+                if check.get("rule") else "")
+        if defaults := _defaults_used(check):
+            rule += f"<br><i>depends on values we chose:</i> {e(defaults)}"
+        if check.get("decision_argument"):
+            rule += f"<br><i>does not depend on the other values it read:</i> {e(check['decision_argument'])}"
+        details.append(f"<details><summary>{_badge(check['verdict'])} <b>{e(check['name'])}</b> "
+                       f"({e(check['method'])}): {e(check['summary'])}{rule}</summary>"
+                       f"<table>{values}</table>{image}</details>")
+    evidence = "".join(details) or f"<i>not run:</i> {e(claim['not_run_reason'])}"
+    return (f"<tr><td><code>{e(claim['id'])}</code></td><td>{e(claim['seed_line'])}</td>"
+            f"<td><b>{e(claim['title'])}</b><br><span class='note'>{e(claim['statement'])}</span></td>"
+            f"<td>{_badge(claim['verdict'])}{_qualification_html(claim)}</td><td>{evidence}</td></tr>")
+
+
 def _qualification_html(claim: dict[str, Any]) -> str:
     text = _verdict_text(claim).removeprefix(claim["verdict"]).strip()
     return f"<br><span class='note'>{html.escape(text)}</span>" if text else ""
@@ -480,7 +524,9 @@ def render_html(summary: dict[str, Any], out_dir: Path) -> str:
     privacy = _privacy_html(([r for rows, _ in tables for r in rows], [n for _, notes in tables for n in notes]))
     privacy = f"<h2 id='privacy'>Privacy, all papers</h2>{privacy}" if privacy else ""
     toc = "".join(f'<li><a href="#{html.escape(p["id"])}">{html.escape(p["title"])}</a> — '
-                  + " ".join(f"{_badge(k)} {v}" for k, v in p["counts"].items()) + "</li>" for p in papers)
+                  + " ".join(f"{_badge(k)} {v}" for k, v in p["counts"].items())
+                  + (f"; findings beyond its claims: {sum(p['finding_counts'].values())}" if "finding_counts" in p
+                     else "") + "</li>" for p in papers)
     body = "\n".join(_render_paper_html(p, out_dir) for p in papers)
     return (f"<!DOCTYPE html><html><head><meta charset='utf-8'><title>dpverify report</title><style>{CSS}</style>"
             f"</head><body><h1>dpverify — verification report</h1><p class='note'>One verdict per claim: "

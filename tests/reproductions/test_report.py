@@ -192,6 +192,34 @@ def test_a_refutation_argued_free_of_the_data_seed_is_plain(tmp_path):
     assert check["decision_argument"].startswith("For every d > 0 the gradient of 1/2 (||x - s|| - d)^2 jumps by 2d")
 
 
+def test_findings_beyond_the_paper_are_counted_and_shown_apart(tmp_path):
+    """A claim of kind "finding" (a statement the paper does not make) is left out of the paper's tally, counted in
+    finding_counts and shown in a section of its own, in the markdown and the html."""
+    from dpverify.reproductions.report.publish import paper_record
+    from dpverify.theory.claims import FINDING, Check, CheckResult, Claim, ClaimResult, Evidence, Method, Paper
+    from dpverify.theory.rules import Verdict
+
+    def result(claim_id, kind, verdict):
+        check = Check("c", Method.NUMERICAL, lambda context: None)
+        claim = Claim(f"zcdp-nfl/{claim_id}", kind, "L1", claim_id, "s", (check,))
+        return ClaimResult(claim, (CheckResult("c", Method.NUMERICAL, verdict, Evidence(f"{claim_id} evidence")),))
+
+    results = [result("lemma-1", "lemma", Verdict.CONFIRMED), result("theorem-2", "theorem", Verdict.REFUTED),
+               result("reading-3", FINDING, Verdict.REFUTED)]
+    record = paper_record(Paper("zcdp-nfl", "T", "seed", ()), results, [], profile="quick", figures_dir=tmp_path,
+                          provenance={})
+    assert record["counts"] == {"confirmed": 1, "refuted": 1, "inconclusive": 0, "not-run": 0}
+    assert record["finding_counts"] == {"confirmed": 0, "refuted": 1, "inconclusive": 0, "not-run": 0}
+    markdown = render_markdown(record)
+    claims_part, findings_part = markdown.split("## Findings beyond the paper's claims")
+    assert "zcdp-nfl/theorem-2" in claims_part and "zcdp-nfl/reading-3" not in claims_part.split("## Claim details")[0]
+    assert "zcdp-nfl/reading-3" in findings_part.split("## Claim details")[0]
+    page = render_html({"papers": {"zcdp-nfl": record}}, out_dir=None)
+    assert page.index("reading-3 evidence") > page.index("Findings beyond the paper's claims") > page.index(
+        "theorem-2 evidence")
+    assert "findings beyond its claims: 1" in page
+
+
 def test_older_summaries_stay_valid_and_the_new_fields_are_checked():
     import json
 

@@ -6,7 +6,7 @@ seeds/003_c4bbc6c9028647d0.txt.
 
 from __future__ import annotations
 
-from dpverify.theory.claims import Check, Claim, Method, Paper
+from dpverify.theory.claims import FINDING, Check, Claim, Method, Paper
 from dpverify.theory.instruments.stats import SIGNIFICANCE
 from dpverify.theory.rules import audit_lower_bounds, exact, interval_above, interval_below, paired_dominance, reported
 from dpverify.theory.wang_basar import coupling, figures, numerics, privacy, symbolic
@@ -110,10 +110,10 @@ CLAIMS = (
     claim("remark-5", "remark", "L540-L542", "State privacy vanishes as lambda^k -> 0",
           "At fixed sigma, privacy of x_i^k decreases with lambda^k and reduces to zero as the algorithm converges.",
           Check("sympy limit", S, symbolic.check_remark_5, rule=EXACT)),
-    claim("experiments-privacy", "variant", "L579", "Per-iteration privacy of the Sec. 6.1 noise",
+    claim("experiments-privacy", FINDING, "L579", "Per-iteration privacy of the Sec. 6.1 noise",
           "Not claimed by the paper: the exact per-message eps of sigma_var = 0.5 'for privacy protection'.",
           Check("exact Gaussian mechanism", N, privacy.check_experiment_privacy, rule=REPORTED)),
-    claim("privacy-over-iterations", "variant", "L500, L520, L536", "Privacy of the whole run (composition)",
+    claim("privacy-over-iterations", FINDING, "L500, L520, L536", "Privacy of the whole run (composition)",
           "Not claimed by the paper (Theorems 4-6 are per iteration): the whole transcript of one agent over K iterations.",
           Check("GDP composition of the exact releases", N, privacy.check_composition, rule=REPORTED)),
     # ---- Sec. 6.1: estimation test function ---------------------------------------------------------

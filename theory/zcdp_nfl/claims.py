@@ -7,7 +7,7 @@ seeds/004_15ab36c789ea4e62.txt.
 from __future__ import annotations
 
 from dpverify.theory.audit.auditor import SENSITIVITY_RELATIVE_TOLERANCE
-from dpverify.theory.claims import Check, Claim, Method, Paper
+from dpverify.theory.claims import FINDING, Check, Claim, Method, Paper
 from dpverify.theory.rules import audit_lower_bounds, converges, exact, interval_below, paired_dominance
 from dpverify.theory.zcdp_nfl import audit as audits
 from dpverify.theory.zcdp_nfl import bounds, numerics, symbolic
@@ -90,7 +90,7 @@ CLAIMS = (
                 rule=PROBE),
           Check("one release, squared-loss canary", A, audits.audit_release("squared", False), rule=AUDIT),
           Check("whole transcript, squared-loss canary", A, audits.audit_transcript("squared", False), rule=AUDIT)),
-    claim("audit-reading-25", "variant", "L331-L336 (25)-(26)", "Privacy under the reading of (25)-(26)",
+    claim("audit-reading-25", FINDING, "L331-L336 (25)-(26)", "Privacy under the reading of (25)-(26)",
           "Not claimed by the paper: with R' at the un-noised w_k as written in (25)-(26) (spec 2.6 R_subgrad_point), "
           "the private state leaks into later releases; does Lemma I's bound still hold per release?",
           Check("sensitivity probe, ridge clipped, R' at w_k", A, audits.probe_sensitivity("squared", True, "primal"),
