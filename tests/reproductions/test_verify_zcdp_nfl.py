@@ -19,6 +19,7 @@ from dpverify.reproductions.verify.command import EXIT_NONCONFORMING, load_imple
 from dpverify.theory.claims import Verdict
 from dpverify.theory.execution import DEFAULT_ROOT_SEED, CheckContext
 from dpverify.theory.instruments.stats import SIGNIFICANCE
+from tests.reproductions.once import computed_once
 from tests.reproductions.planting import planted
 
 REPO = Path(__file__).resolve().parents[2]
@@ -90,9 +91,14 @@ def verdicts_of(implementation: str, checks: tuple[str, ...] | None, seed: int |
 
 
 @pytest.fixture(scope="module")
-def outcomes(tmp_path_factory):
-    """label -> (verdicts, exit status, lines) of every verification below, computed in one parallel batch."""
-    directory = tmp_path_factory.mktemp("planted")
+def outcomes(tmp_path_factory, worker_id):
+    """label -> (verdicts, exit status, lines) of every verification below, computed in one parallel batch, once
+    per test run (`computed_once`: not again on each xdist worker that runs a test of this module)."""
+    return computed_once("zcdp-nfl-verify-outcomes", lambda: _outcomes(tmp_path_factory.mktemp("planted")),
+                         tmp_path_factory, worker_id)
+
+
+def _outcomes(directory: Path) -> dict:
     jobs = {"example": (f"{EXAMPLE}:run", None, None), "reference": (REFERENCE, CHEAP, None)}
     bugs = {bug: planted(EXAMPLE, directory, original, replacement, f"buggy_zcdp_nfl_{i}.py")
             for i, (bug, original, replacement, _) in enumerate(BUGS)}
