@@ -1,5 +1,7 @@
 """A figure's summary table (FigureOutput.table, e.g. printed numbers beside ours) reaches both reports."""
 
+from pathlib import Path
+
 import pytest
 
 from dpverify.reproductions.report.publish import (
@@ -218,6 +220,30 @@ def test_findings_beyond_the_paper_are_counted_and_shown_apart(tmp_path):
     assert page.index("reading-3 evidence") > page.index("Findings beyond the paper's claims") > page.index(
         "theorem-2 evidence")
     assert "findings beyond its claims: 1" in page
+
+
+def test_the_published_report_qualifies_only_verdicts_a_default_can_move():
+    """Over every claim of the committed quick report: the qualification is the one `qualified_verdict` computes,
+    and it names only defaults that a deciding check read and did not argue away (no "at our defaults" on a
+    verdict whose checks read no free value that decides)."""
+    import json
+    import re
+
+    from dpverify.reproductions.report.publish import deciding_defaults, free_defaults, qualified_verdict
+
+    summary = json.loads((Path(__file__).resolve().parents[2] / "reports" / "summary.json").read_text())
+    claims = [claim for paper in summary["papers"].values() for claim in paper["claims"]]
+    qualified = 0
+    for claim in claims:
+        swept = {s["parameter"] for s in claim.get("sweeps", [])}
+        assert claim.get("free_defaults", []) == free_defaults(claim["checks"], swept), claim["id"]
+        assert claim.get("qualification", "") == qualified_verdict(claim), claim["id"]
+        if claim.get("qualification"):
+            qualified += 1
+            deciding = {n for c in claim["checks"] if c["verdict"] == claim["verdict"] for n in deciding_defaults(c)}
+            named = re.findall(r"([\w-]+/[\w-]+) = ", claim["qualification"])
+            assert named and set(named) <= deciding, claim["id"]
+    assert qualified > 0   # the report does qualify some verdicts: this test looks at real cases
 
 
 def test_older_summaries_stay_valid_and_the_new_fields_are_checked():
