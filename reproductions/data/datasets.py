@@ -38,6 +38,7 @@ import pickle
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import NamedTuple
 
 import numpy as np
 
@@ -259,7 +260,15 @@ def _class_names(classes: tuple[int, ...]) -> str:
     return f"class {classes[0]}" if len(classes) == 1 else f"classes {classes[0]}-{classes[-1]}"
 
 
-def _verified(name: str, base: Path) -> tuple[dict[str, str], bool, str]:
+class FilesChecked(NamedTuple):
+    """What `_verified` found of a dataset's files."""
+
+    sums: dict[str, str]    # sha256 of every file read
+    verified: bool          # every file's checksum was listed, and matched
+    words: str              # how the source line says so
+
+
+def _verified(name: str, base: Path) -> FilesChecked:
     """sha256 of every file `name` reads in `base` (checked where a checksum is listed), whether all were verified,
     and the words for the source line."""
     checked = {relative: checked_sha256(base, relative) for relative in files_read(name, base)}
@@ -268,15 +277,14 @@ def _verified(name: str, base: Path) -> tuple[dict[str, str], bool, str]:
     verified = bool(checked) and all(reference for _, reference in checked.values())
     words = (f"sha256 verified against {', '.join(references)}" if verified else
              "not verified: no published checksum lists it; sha256 " + ", ".join(f"{r} {d}" for r, d in sums.items()))
-    return sums, verified, words
+    return FilesChecked(sums, verified, words)
 
 
-def _dataset(name: str, features: np.ndarray, labels: np.ndarray, removed: int, files: tuple[dict[str, str], bool, str],
-             *, source: str, preprocessing: str) -> Dataset:
+def _dataset(name: str, features: np.ndarray, labels: np.ndarray, removed: int, files: FilesChecked, *, source: str,
+             preprocessing: str) -> Dataset:
     """A loaded dataset with what `_verified` found of its files (the source line ends with its words)."""
-    sums, verified, words = files
-    return Dataset(name, features, labels, source=f"{source} ({words})", checksum_verified=verified,
-                   preprocessing=preprocessing, missing_rows_removed=removed, sha256=sums)
+    return Dataset(name, features, labels, source=f"{source} ({files.words})", checksum_verified=files.verified,
+                   preprocessing=preprocessing, missing_rows_removed=removed, sha256=files.sums)
 
 
 def _binary_images(name, base: Path, folder, negative: tuple[int, ...], positive: tuple[int, ...], description,
@@ -317,7 +325,7 @@ def _load_cifar10(base: Path) -> Dataset:
     labels = np.where(classes[keep] == CIFAR10_DOG, 1.0, -1.0)
     features, labels, removed = remove_missing_rows(features, labels)
     return _dataset("cifar10", features, labels, removed, checked,
-                    source=f"CIFAR-10 python batches 1..{len(checked[0])} (of {CIFAR10_NUM_BATCHES}) in "
+                    source=f"CIFAR-10 python batches 1..{len(checked.sums)} (of {CIFAR10_NUM_BATCHES}) in "
                            f"{shown(directory)}, cat and dog",
                     preprocessing=f"pixels / 255; cat ({CIFAR10_CAT}) -> -1, dog ({CIFAR10_DOG}) -> +1 "
                                   "(second-listed class = +1)")
