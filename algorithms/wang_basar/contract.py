@@ -100,6 +100,20 @@ class GradientShifted:
         return gradients
 
 
+@dataclass(frozen=True, eq=False)
+class AgentGradientShifted:
+    """`GradientShifted` one agent at a time (WangBasarSetting.agent_oracle): agent `agent`'s gradient moved by `shift`,
+    the others' as `agent_oracle` gives them."""
+
+    agent_oracle: Callable[[int, np.ndarray], np.ndarray]
+    agent: int
+    shift: np.ndarray
+
+    def __call__(self, j: int, x: np.ndarray) -> np.ndarray:
+        gradient = self.agent_oracle(j, x)
+        return gradient + self.shift if j == self.agent else gradient
+
+
 def setting_of(oracle: Gradient, params: WangBasarParams, x1: np.ndarray, horizon: int,
                agent_oracle: Callable[[int, np.ndarray], np.ndarray] | None = None) -> WangBasarSetting:
     """The setting of one reference run with these parameters from x1 (N, d) over `horizon` rounds: an experiment's
@@ -184,7 +198,10 @@ def neighbours(setting: WangBasarSetting, agent: int = 0, horizon: int = 1, sigm
     c = np.zeros(setting.dim)
     c[0] = 0.5
     variance = setting.sigma_var if sigma_var is None else sigma_var
-    return tuple(replace(setting, oracle=GradientShifted(setting.oracle, agent, sign * c), agent_oracle=None,
+    # a per-agent oracle is kept, shifted as well: the audit runs a per-agent loop 20,000 times (`dpverify verify`)
+    return tuple(replace(setting, oracle=GradientShifted(setting.oracle, agent, sign * c),
+                         agent_oracle=None if setting.agent_oracle is None else
+                         AgentGradientShifted(setting.agent_oracle, agent, sign * c),
                          horizon=horizon, sigma_var=variance) for sign in (1.0, -1.0))
 
 

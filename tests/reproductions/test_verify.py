@@ -15,6 +15,7 @@ import scipy.stats
 
 import dpverify
 from dpverify.reproductions.verify.command import EXIT_NONCONFORMING, load_implementation, verify
+from dpverify.theory.audit.tradeoff import ComposedPureDP, GaussianDP
 from dpverify.theory.claims import Verdict
 from dpverify.theory.instruments.stats import SIGNIFICANCE
 from tests.reproductions.planting import planted
@@ -234,3 +235,20 @@ def test_a_malformed_transcript_is_a_finding_about_the_implementation():
         result = verify("dpdo-nc", implementation, checks=("exact",))
         assert result.exit_status == EXIT_NONCONFORMING and reason in result.failed[0], result.lines()
         assert result.lines()[-1].startswith(f"{implementation.__qualname__} does not conform to dpdo-nc: "), result.lines()
+
+
+@pytest.mark.parametrize("claim", [ComposedPureDP(0.5, 20), ComposedPureDP(1.0, 3), GaussianDP(0.7)])
+def test_the_privacy_checks_event_search_finds_the_largest_leak_factor_of_every_candidate(claim):
+    """largest_factor (the audit's event search over thousands of thresholds) stops bisecting candidates that cannot
+    be the largest: the same index (the first of equal ones) and value as the argmax of factor_lower_bound."""
+    rng = np.random.default_rng(0)
+    for trial in range(30):
+        size = int(rng.integers(1, 300))
+        high = rng.uniform(0, 0.2, size) ** rng.uniform(1, 3)
+        low = np.clip(high * rng.uniform(0.5, 40, size), 0, 1)
+        if trial % 3 == 0:     # ties
+            low[rng.integers(0, size, size // 2)], high[rng.integers(0, size, size // 2)] = low[0], high[0]
+        if trial % 5 == 0:     # no candidate refutes
+            low = high / 2
+        every = np.atleast_1d(claim.factor_lower_bound(low, high))
+        assert claim.largest_factor(low, high) == (int(np.argmax(every)), float(every.max()))

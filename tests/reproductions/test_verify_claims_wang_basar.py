@@ -133,4 +133,7 @@ def test_runs_the_contract_cannot_state_raise():
     setting = contract.setting_of(problem.local_gradients, params, initial[0], 10, problem.agent_gradient)
     assert (setting.lam0, setting.switch, setting.lam_scale, setting.sigma_var) == (0.02, 500, 1.0, 0.5)
     first, _ = contract.neighbours(setting)
-    assert first.agent_oracle is None        # the audit's shifted gradients come from the shifted batched oracle
+    # the audit's shifted gradients, one agent at a time (the per-agent oracle kept), are the shifted batched oracle's
+    points = np.random.default_rng(3).uniform(-12.0, 8.0, size=(50, 5, 2))
+    one_by_one = np.array([[first.gradient(j, p[j]) for j in range(5)] for p in points])
+    np.testing.assert_allclose(one_by_one, first.oracle(points), rtol=1e-13, atol=1e-13)

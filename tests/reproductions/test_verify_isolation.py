@@ -13,7 +13,7 @@ import pytest
 
 from dpverify.algorithms.core.errors import DpverifyError
 from dpverify.reproductions.verify.command import EXIT_NONCONFORMING, verify
-from dpverify.theory.door.isolation import ImplementationFailed, Isolated
+from dpverify.theory.door.isolation import BATCH, ImplementationFailed, Isolated, _guided
 from dpverify.theory.verify.conformance import Float64Required
 
 REPO = Path(__file__).resolve().parents[2]
@@ -228,3 +228,11 @@ def test_independent_calls_spread_over_workers_give_the_one_worker_results_and_f
         spread.close()
     finally:
         sys.path.remove(str(tmp_path))
+
+
+@pytest.mark.parametrize("count, workers", [(3, 2), (256, 2), (5000, 2), (10_001, 3)])
+def test_the_batches_shared_by_workers_cover_the_calls_in_order_and_shrink_towards_the_end(count, workers):
+    parts = _guided(count, workers)
+    assert [i for part in parts for i in range(count)[part]] == list(range(count))
+    sizes = [part.stop - part.start for part in parts]
+    assert max(sizes) <= BATCH and sizes[:-1] == sorted(sizes[:-1], reverse=True)

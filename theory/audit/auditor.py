@@ -459,15 +459,14 @@ def _select_events(candidates, upper_counts, search_part, second_part, claim, al
         ranked = []
         for numerator, tail in _COMBINATIONS:
             low, high = lows[(numerator, tail)], highs[(1 - numerator, tail)]
-            if target == "epsilon":
-                objective = bounds.epsilon_lower_bound(low, high, claim.delta)
-            elif target == "tradeoff":
-                objective = claim.tradeoff.factor_lower_bound(low, high)
+            if target == "tradeoff":     # its largest only, found without bisecting every candidate to the end
+                best, value = claim.tradeoff.largest_factor(low, high)
             else:
-                objective = bounds.rho_lower_bound_grid(low, high, _RANKING_ORDERS)
-            objective = np.atleast_1d(objective)
-            best = int(np.argmax(objective))
-            ranked.append((float(objective[best]), numerator, tail, best))
+                objective = np.atleast_1d(bounds.epsilon_lower_bound(low, high, claim.delta) if target == "epsilon"
+                                          else bounds.rho_lower_bound_grid(low, high, _RANKING_ORDERS))
+                best = int(np.argmax(objective))
+                value = float(objective[best])
+            ranked.append((value, numerator, tail, best))
         ranked.sort(key=lambda item: -item[0])
         for value, numerator, tail, best in ranked[:events_per_pair]:
             threshold = float(candidates[best])

@@ -27,6 +27,7 @@ from scipy import special, stats
 
 FACTOR_RANGE = (1e-3, 1e3)   # the factors the bisection searches (beyond them the bound is reported at the end)
 BISECTIONS = 60              # halvings of the log-range: a relative precision far below the bounds' own
+PRUNE_SLACK = 1e-9           # log-factor margin of largest_factor's pruning (any > 0 keeps it exact; small prunes early)
 
 
 class Tradeoff:
@@ -42,13 +43,37 @@ class Tradeoff:
         """The largest factor c with p1_lo > max_power(p0_hi, c) (0 where p1_lo <= p0_hi), by bisection in log c:
         max_power increases with c. Vectorized."""
         low, high = np.broadcast_arrays(np.asarray(p_numerator_low, float), np.asarray(p_denominator_high, float))
-        lo, hi = (np.full(low.shape, np.log(end)) for end in FACTOR_RANGE)
+        entries, values = self._bisection(low.ravel(), high.ravel(), prune=False)
+        factor = np.zeros(low.size)
+        factor[entries] = values
+        return factor.reshape(low.shape) if low.ndim else float(factor[0])
+
+    def largest_factor(self, p_numerator_low, p_denominator_high) -> tuple[int, float]:
+        """The index and value of the largest entry of factor_lower_bound over 1-d arrays (the first of equal ones),
+        the same numbers, for the audit's event search over thousands of candidates: the bisection drops, as it goes,
+        the entries that can no longer be the largest, so that it costs about as much as a few entries."""
+        low, high = np.asarray(p_numerator_low, float), np.asarray(p_denominator_high, float)
+        entries, values = self._bisection(low, high, prune=True)
+        if not entries.size:      # no entry refutes even at the smallest factor: all 0
+            return 0, 0.0
+        best = int(np.argmax(values))
+        return int(entries[best]), float(values[best])
+
+    def _bisection(self, low: np.ndarray, high: np.ndarray, prune: bool) -> tuple[np.ndarray, np.ndarray]:
+        """The entries (indices) that refute at the smallest factor, and their factor lower bounds (the others are 0).
+        Each entry's bisection is its own (max_power is elementwise), so dropping some changes no other's value.
+        `prune` drops those whose upper end lies below another's lower end (by more than PRUNE_SLACK, so that no
+        rounding of exp can make a dropped entry equal to the largest)."""
+        entries = np.flatnonzero(low > self.max_power(high, FACTOR_RANGE[0]))
+        lo, hi = (np.full(entries.size, np.log(end)) for end in FACTOR_RANGE)
         for _ in range(BISECTIONS):
             middle = (lo + hi) / 2
-            refutes = low > self.max_power(high, np.exp(middle))
+            refutes = low[entries] > self.max_power(high[entries], np.exp(middle))
             lo, hi = np.where(refutes, middle, lo), np.where(refutes, hi, middle)
-        factor = np.where(low > self.max_power(high, FACTOR_RANGE[0]), np.exp(lo), 0.0)
-        return factor if factor.ndim else float(factor)
+            if prune and entries.size > 1:
+                kept = hi >= lo.max() - PRUNE_SLACK
+                entries, lo, hi = entries[kept], lo[kept], hi[kept]
+        return entries, np.exp(lo)
 
 
 @dataclass(frozen=True)
@@ -64,6 +89,11 @@ class GaussianDP(Tradeoff):
             value = (special.ndtri(np.asarray(p_numerator_low, float)) - special.ndtri(np.asarray(p_denominator_high, float))) / self.mu
         value = np.where(value > 0, value, 0.0)      # NaN and negative: no information
         return value if value.ndim else float(value)
+
+    def largest_factor(self, p_numerator_low, p_denominator_high) -> tuple[int, float]:
+        values = np.atleast_1d(self.factor_lower_bound(p_numerator_low, p_denominator_high))   # closed form: all
+        best = int(np.argmax(values))
+        return best, float(values[best])
 
     def describe(self) -> str:
         return f"{self.mu:.4g}-GDP"

@@ -30,6 +30,7 @@ import signal
 import socket
 import subprocess
 import sys
+import threading
 import traceback
 import weakref
 from collections.abc import Callable, Mapping
@@ -70,6 +71,7 @@ class Isolated:
         self._function = function
         self._process = None
         self._connection = None
+        self._loading = False       # launched, its answer to "load" not read yet (start reads it)
         self._kept: dict[int, tuple[int, Any]] = {}    # id(argument) -> (token, argument): sent once to the worker
         self._tokens = 0
         self.digest: str | None = None       # SHA-256 of the user's source files (implementations.source_digest)
@@ -86,8 +88,24 @@ class Isolated:
         """Start the worker (if none runs) and load the user's object in it. A module that cannot be found
         or imported raises ImplementationNotFound (bad input); one that exits, crashes or hangs on import
         raises ImplementationFailed."""
-        if self._process is not None and self._process.is_alive():
+        self.launch()
+        if not self._loading:
             return self
+        self._loading = False
+        answer = self._answer(START_TIMEOUT, "while loading")
+        if answer[0] == "not-found":
+            from dpverify.theory.door.implementations import ImplementationNotFound
+
+            self.close()
+            raise ImplementationNotFound(answer[1])
+        self.digest = answer[1]
+        return self
+
+    def launch(self) -> None:
+        """Start the worker process (if none runs) without waiting for it to load the user's object (`start`
+        waits): several workers load at once."""
+        if self._process is not None and self._process.is_alive():
+            return
         ours, theirs = socket.socketpair()
         if self._function is None:
             # a fresh interpreter, not multiprocessing's spawn: that re-runs the caller's main script in the worker
@@ -102,14 +120,7 @@ class Isolated:
         self._connection, self._kept = Connection(ours.detach()), {}
         if self._function is None:   # the caller's import path (its modules load there too) and bytecode setting
             self._send(("load", self.spec, self.callable_only, list(sys.path), sys.dont_write_bytecode))
-        answer = self._answer(START_TIMEOUT, "while loading")
-        if answer[0] == "not-found":
-            from dpverify.theory.door.implementations import ImplementationNotFound
-
-            self.close()
-            raise ImplementationNotFound(answer[1])
-        self.digest = answer[1]
-        return self
+        self._loading = True
 
     def fresh(self) -> Isolated:
         """The runner, started, on the source as it is now: a worker that loaded an earlier version of the
@@ -121,8 +132,9 @@ class Isolated:
             self.start()
         return self
 
-    def _team(self) -> list[Isolated]:
-        """This runner and workers - 1 others on the same spec, all started (here, not in a thread: a fork)."""
+    def launch_team(self) -> list[Isolated]:
+        """This runner and workers - 1 others on the same spec, all launched, so that they load at once and
+        while the caller works on (here, not in a thread: a fork)."""
         while len(self._others) < self.workers - 1:
             other = Isolated(self.spec, self._function, timeout=self.timeout, describe=self.describe,
                              callable_only=self.callable_only)
@@ -130,11 +142,18 @@ class Isolated:
             self._others.append(other)
         for other in self._others:
             other.timeout = self.timeout
-        team = [self.start()] + [other.start() for other in self._others[:self.workers - 1]]
+        team = [self] + self._others[:self.workers - 1]
+        for member in team:
+            member.launch()
+        return team
+
+    def _team(self) -> list[Isolated]:
+        """The team (launch_team), loaded, all on one version of the user's source."""
+        team = [member.start() for member in self.launch_team()]
         if any(other.digest != self.digest for other in team):    # the source changed in between: all on today's
             for other in team:
                 other.close()
-            team = [other.start() for other in team]
+            team = [member.start() for member in self.launch_team()]
         return team
 
     def close(self) -> None:
@@ -199,15 +218,36 @@ class Isolated:
         """`arrays` for each argument tuple of `calls`, in order, as one stream: the worker runs them one after
         another (a generator passed to several calls draws on from where the previous call left it, as it would
         here) and sends each result as it is done, each call within the time limit. Calls that share no generator
-        (each its own, or none) are spread over `workers` processes in contiguous parts, in order: the same
-        results as one process gives."""
+        (each its own, or none) are spread over `workers` processes (_shared): the same results as one process
+        gives, in order."""
         if self.workers > 1 and len(calls) >= 2 * BATCH and _independent(calls):
-            team = self._team()
-            parts = np.array_split(np.arange(len(calls)), len(team))
-            with ThreadPoolExecutor(len(team)) as pool:     # each thread waits on its own worker's socket
-                done = list(pool.map(lambda runner, part: runner._stream([calls[i] for i in part], keys), team, parts))
-            return [result for part in done for result in part]
+            return self._shared(calls, tuple(keys))
         return self._stream(calls, keys)
+
+    def _shared(self, calls: list[tuple], keys: tuple[str, ...]) -> list[dict[str, np.ndarray]]:
+        """Independent calls over the team, a batch at a time: each worker takes the next batch as soon as it is
+        free, so none waits at the end for a slower one (fixed parts did, for whatever else shared its core). A
+        failure anywhere stops the others taking more; it is raised after they finish their batch."""
+        team = self._team()
+        batches = [calls[part] for part in _guided(len(calls), len(team))]
+        done: list[list] = [[] for _ in batches]
+        order, lock, failed = iter(range(len(batches))), threading.Lock(), threading.Event()
+
+        def serve(runner: Isolated) -> None:     # in a thread of its own, waiting on its worker's socket
+            while not failed.is_set():
+                with lock:
+                    index = next(order, None)
+                if index is None:
+                    return
+                try:
+                    done[index] = runner._batch(batches[index], keys)
+                except BaseException:
+                    failed.set()
+                    raise
+        with ThreadPoolExecutor(len(team)) as pool:
+            for future in [pool.submit(serve, runner) for runner in team]:
+                future.result()
+        return [result for batch in done for result in batch]
 
     def _stream(self, calls: list[tuple], keys: tuple[str, ...]) -> list[dict[str, np.ndarray]]:
         results = []
@@ -264,8 +304,8 @@ class Isolated:
         for _ in calls:
             self.calls += 1
             results.append(self._answer(self.timeout, f"in call {self.calls}")[1])
-        for mine, theirs in zip(live, self._answer(self.timeout, "at the end of its calls")[1]):
-            _adopt(mine, theirs)
+        for mine, state in zip(live, self._answer(self.timeout, "at the end of its calls")[1]):
+            _adopt(mine, state)
         return results
 
 
@@ -292,12 +332,32 @@ def _independent(calls: list[tuple]) -> bool:
     return len(stateful) == len(set(stateful))
 
 
-def _adopt(mine, theirs) -> None:
+def _guided(count: int, workers: int) -> list[slice]:
+    """Batches of at most BATCH calls that shrink towards the end, each a share of what is left (down to BATCH / 16,
+    below which a round trip costs more than it saves): the workers' last batches are short, so none waits long
+    for another's."""
+    parts, first = [], 0
+    while first < count:
+        size = min(BATCH, max(BATCH // 16, -(-(count - first) // (2 * workers))))
+        parts.append(slice(first, min(count, first + size)))
+        first += size
+    return parts
+
+
+def _state(argument) -> Any:
+    """What a live argument reached in the worker, for its original to adopt (_adopt): a generator's bit-generator
+    state (a small dict; a whole Generator, unpickled, first seeds a new one from the OS), a noise tape's fields."""
+    if isinstance(argument, np.random.Generator):
+        return argument.bit_generator.state
+    return vars(argument) if isinstance(argument, NoiseTape) else None
+
+
+def _adopt(mine, state) -> None:
     """Give a generator here the state its copy reached in the worker (the next call draws on from there)."""
     if isinstance(mine, np.random.Generator):
-        mine.bit_generator.state = theirs.bit_generator.state
+        mine.bit_generator.state = state
     elif isinstance(mine, NoiseTape):
-        mine.__dict__.update(theirs.__dict__)
+        mine.__dict__.update(state)
 
 
 def _ending(exitcode: int | None) -> str:
@@ -405,7 +465,7 @@ def _serve(connection, spec: str, function: Callable | None, callable_only: bool
                 if not _reply(connection, answer):
                     break
             else:
-                _reply(connection, ("ok", live))
+                _reply(connection, ("ok", [_state(argument) for argument in live]))
 
 
 def _reply(connection, answer) -> bool:
