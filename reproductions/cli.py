@@ -9,6 +9,7 @@ ran); 2 a user error (one line saying what is wrong and what was expected); 3 re
 from __future__ import annotations
 
 import logging
+import math
 import os
 import sys
 import time
@@ -69,8 +70,9 @@ JunitOpt = Annotated[Optional[Path], typer.Option(help="write JUnit XML here: on
                                                   "against --baseline fails its case)")]
 OutOpt = Annotated[Path, typer.Option(help="directory of the report, results and figures")]
 SweepOpt = Annotated[Optional[list[str]], typer.Option(
-    help="EXPERIMENT/PARAM (repeatable; needs PAPER): re-decide the claims that read this default at each end of its "
-         "range (or each alternative); a verdict that flips is inconclusive, 'depends on EXPERIMENT/PARAM'")]
+    help="EXPERIMENT/PARAM of the PAPER argument, or PAPER:EXPERIMENT/PARAM (repeatable): re-decide the claims that "
+         "read this default at each end of its range (or each alternative); a verdict that flips is inconclusive, "
+         "'depends on EXPERIMENT/PARAM'")]
 CacheOpt = Annotated[Path, typer.Option(help="result cache directory")]
 TimeoutOpt = Annotated[float, typer.Option(min=0.001, help="seconds one call of your code may take; a call past it is "
                                                        "ended, and counts as your code's failure")]
@@ -202,12 +204,22 @@ def _sweeps(paper: str | None, specs: list[str] | None, profile: str) -> dict:
     """The --sweep targets per paper, validated before any work (reproductions/run/sweep.py)."""
     if not specs:
         return {}
-    if not paper:
-        raise DpverifyError("--sweep needs a PAPER argument (see `dpverify list`)")
     from dpverify.reproductions.run.experiments import experiments_of
     from dpverify.reproductions.run.sweep import parse_sweeps
 
-    return {paper: parse_sweeps(specs, paper, profile, experiments_of(paper))}
+    by_paper: dict[str, list[str]] = {}
+    for spec in specs:   # PAPER:EXPERIMENT/PARAM names its paper; EXPERIMENT/PARAM is the PAPER argument's
+        named, _, rest = spec.rpartition(":")
+        if not (named or paper):
+            raise DpverifyError(f"--sweep {spec!r} needs a PAPER argument, or its paper named as PAPER:EXPERIMENT/PARAM "
+                                "(see `dpverify list`)")
+        if named and paper and named != paper:
+            raise DpverifyError(f"--sweep {spec!r} names paper {named!r}, but this run is of {paper!r}")
+        if (named or paper) not in paper_ids():
+            raise DpverifyError(f"--sweep {spec!r}: unknown paper {named or paper!r}; expected one of "
+                                f"{', '.join(paper_ids())}")
+        by_paper.setdefault(named or paper, []).append(rest)
+    return {name: parse_sweeps(found, name, profile, experiments_of(name)) for name, found in by_paper.items()}
 
 
 def _swept(results: list[ClaimResult], sweeps: list, context: CheckContext, log: Path, checks: CheckCache,
@@ -228,23 +240,42 @@ def _swept(results: list[ClaimResult], sweeps: list, context: CheckContext, log:
 
 class Work:
     """What this run computed per paper (tasks, checks) and its wall time: the report's stamp (write_summary's
-    `run`, the one line a rerun changes) and the closing line on stderr."""
+    `run`, the one line a rerun changes) and the closing line on stderr; and what computing each paper's results
+    cost in CPU time, now or in the run that cached them (`cpu`: paper_record's, the same on a rerun)."""
 
     def __init__(self, runner, checks: CheckCache) -> None:
         self.runner, self.checks, self.started = runner, checks, time.perf_counter()
         self.tasks_computed: dict[str, int] = {}
         self.checks_computed: dict[str, int] = {}
+        self.papers: dict[str, dict] = {}   # per paper: its wall time and what it read from the cache
+        self.cpu_seconds: dict[str, dict[str, float]] = {}
+
+    def _counters(self) -> tuple:
+        return (self.runner.computed, self.checks.computed, self.runner.cached, self.checks.cached,
+                self.checks.cpu_seconds, time.perf_counter())
 
     def begin(self) -> None:
-        self._before = self.runner.computed, self.checks.computed
+        self._before = self._counters()
+        self._tasks_before, self._experiment_tasks = set(self.runner.task_cpu), set()
+
+    def experiments_done(self) -> None:
+        """The tasks returned since begin() were this paper's experiments' (their CPU time is the paper's
+        experiments' cost); those returned later are its checks', counted in the checks' CPU time."""
+        self._experiment_tasks = set(self.runner.task_cpu) - self._tasks_before
 
     def end(self, paper: str) -> None:
-        self.tasks_computed[paper] = self.runner.computed - self._before[0]
-        self.checks_computed[paper] = self.checks.computed - self._before[1]
+        tasks, checks, tasks_cached, checks_cached, checks_cpu, wall = (
+            after - before for after, before in zip(self._counters(), self._before))
+        self.tasks_computed[paper], self.checks_computed[paper] = tasks, checks
+        self.papers[paper] = {"wall_seconds": round(wall, 1), "tasks_cached": tasks_cached,
+                              "checks_cached": checks_cached}
+        # fsum: the same total whatever order the tasks finished in
+        self.cpu_seconds[paper] = {"experiments": math.fsum(self.runner.task_cpu[k] for k in self._experiment_tasks),
+                                   "checks": checks_cpu}
 
     def stamp(self) -> dict:
         return {"tasks_computed": self.tasks_computed, "checks_computed": self.checks_computed,
-                "wall_seconds": round(time.perf_counter() - self.started, 1)}
+                "wall_seconds": round(time.perf_counter() - self.started, 1), "papers": self.papers}
 
     def line(self) -> str:
         return (f"{clock(time.perf_counter() - self.started)} wall time; computed {self.runner.computed} task(s) and "
@@ -283,7 +314,7 @@ def _finish(results: list[ClaimResult], strict: bool, summary: dict | None = Non
 
 
 def _check_summary(papers: list[Paper], results: list[ClaimResult], profile: str, out: Path | None,
-                   provenance: dict, partial: bool, run: dict | None = None) -> dict:
+                   provenance: dict, partial: bool, run: dict | None = None, cpu: dict | None = None) -> dict:
     """The summary record of a `check` run, marked partial (it runs no figures, so its figure claims are not-run
     by construction and a baseline compares it on what it checked); written to OUT/summary.json with --out."""
     import tempfile
@@ -294,7 +325,7 @@ def _check_summary(papers: list[Paper], results: list[ClaimResult], profile: str
         figures = (out if out is not None else Path(scratch)) / "figures"
         records = {paper.id: paper_record(paper, [r for r in results if r.claim.id.startswith(paper.id + "/")], [],
                                           profile=profile, figures_dir=figures, provenance=provenance,
-                                          partial=partial)
+                                          partial=partial, cpu=(cpu or {}).get(paper.id))
                    for paper in papers}
     if out is not None:
         out.mkdir(parents=True, exist_ok=True)
@@ -353,7 +384,7 @@ def check(paper: PaperArg = None,
     typer.echo(work.line(), err=True)
     summary = _check_summary(papers, results, str(profile), out,
                              {**environment_provenance(), "root_seed": seed, "seeds": seeds, "command": "check"},
-                             partial=True, run=work.stamp())
+                             partial=True, run=work.stamp(), cpu=work.cpu_seconds)
     _finish(results, strict, summary, baseline, junit, baseline_summary)
 
 
@@ -414,6 +445,7 @@ def reproduce(paper: PaperArg = None,
                                experiments={run.experiment.id: run.results for run in runs}, datasets=availability())
         others = _seed_contexts(context, seeds, lambda root: {
             experiment.id: experiment_results(experiment, str(profile), runner, root) for experiment in experiments[entry.id]})
+        work.experiments_done()
         results = _check_claims(entry, None, context, out / HARNESS_LOG, others, work.checks)
         with tempfile.TemporaryDirectory() as scratch:   # a sweep's results and figures are not the report's
             results = _swept(results, sweeps.get(entry.id, []), context, out / HARNESS_LOG, work.checks,
@@ -425,7 +457,7 @@ def reproduce(paper: PaperArg = None,
                       "backend": str(backend)}
         records[entry.id] = paper_record(entry, results, [run.record for run in runs], profile=str(profile),
                                          figures_dir=out / "figures", provenance=provenance,
-                                         partial=figure is not None)
+                                         partial=figure is not None, cpu=work.cpu_seconds[entry.id])
         write_summary(out, records[entry.id], work.stamp())
     paths = render_reports(out)
     typer.echo(work.line(), err=True)
@@ -545,13 +577,17 @@ def audit(paper: Annotated[str, typer.Argument(help="paper id (see `dpverify lis
 
 
 @app.command()
-def report(out: OutOpt = DEFAULT_OUT) -> None:
+def report(out: OutOpt = DEFAULT_OUT,
+           paper_report: Annotated[Optional[Path], typer.Option(
+               help="the paper profile's summary.json to compare a quick report with (default: OUT/paper/summary.json "
+                    "if there is one): index.html lists the claims whose verdicts differ, each flagged in its row")]
+           = None) -> None:
     """Re-render index.html and the Markdown reports from OUT/summary.json (no recomputation)."""
     from dpverify.reproductions.report.publish import render_reports
 
     if out.exists():
         directory_to_write(out, "--out")    # it re-renders index.html and the Markdown files in OUT
-    for path in render_reports(out):
+    for path in render_reports(out, paper_report):
         typer.echo(str(path))
 
 

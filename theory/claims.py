@@ -63,6 +63,10 @@ class Measurement:
     # the rule decides each; one verdict if they agree, else inconclusive, "depends on <depends_on>"
     readings: Mapping[str, Measurement] = field(default_factory=dict)
     depends_on: str = ""
+    # the same measurement at several values of something the claim quantifies over (it states no condition on it):
+    # the rule decides each; any refutation is a counterexample inside the hypotheses, a confirmation needs them all
+    instances: Mapping[str, Measurement] = field(default_factory=dict)
+    for_every: str = ""
 
 
 @dataclass(frozen=True)
@@ -150,10 +154,18 @@ class Check:
 
     def decide(self, measurement: Measurement) -> tuple[Verdict, str, Mapping[str, Any]]:
         """The rule's verdict, the evidence line and its values, with the caveats the measurement names
-        (Measurement: outside, cannot_confirm, cannot_refute, readings)."""
+        (Measurement: outside, cannot_confirm, cannot_refute, instances, readings)."""
         if measurement.outside:
             return (Verdict.INCONCLUSIVE, f"Outside the claim's conditions ({measurement.outside}): inconclusive. "
                     + measurement.summary, measurement.values)
+        if measurement.instances:
+            decided = {name: self.decide(m) for name, m in measurement.instances.items()}
+            verdict = combine_verdicts([v for v, _, _ in decided.values()])
+            listing = "; ".join(f"{name}: {v}" for name, (v, _, _) in decided.items())
+            summary = (f"For every {measurement.for_every} ({listing}): {verdict}. " + measurement.summary
+                       + "".join(f" | {name}: {line}" for name, (_, line, _) in decided.items()))
+            instances = {name: {"verdict": str(v), **values} for name, (v, _, values) in decided.items()}
+            return verdict, summary, {**measurement.values, "for_every": measurement.for_every, "instances": instances}
         if measurement.readings:
             decided = {name: self.decide(m) for name, m in measurement.readings.items()}
             verdict, head, readings = over_readings(measurement.depends_on, decided)

@@ -200,6 +200,23 @@ def counterexample() -> Rule:
                 "proves nothing)", decide)
 
 
+def worst_case_equality() -> Rule:
+    """A printed equality for a worst case (a sensitivity: a supremum over neighbouring inputs under the claim's
+    hypotheses), one rule wherever a paper prints one: reads `exceeded` (an admissible instance goes above the
+    printed value) and `attained` (True: an admissible instance reaches it; False: the supremum over the
+    hypotheses is proved below it; None: not determined). A value that is only a bound is refuted as printed;
+    its direction and looseness are the measurement's to state (and a finding's to confirm, where one is
+    declared)."""
+    def decide(measurement):
+        exceeded, attained = _require(measurement, "exceeded", "attained")
+        if bool(exceeded) or attained is False:
+            return Verdict.REFUTED
+        return Verdict.CONFIRMED if attained is True else Verdict.INCONCLUSIVE
+    return Rule("worst-case-equality", {}, "refuted if an admissible instance exceeds the printed worst case, or if "
+                "the supremum over the hypotheses is proved below it (then it holds only as a bound); confirmed if none "
+                "exceeds it and an admissible instance attains it; inconclusive otherwise", decide)
+
+
 def proof() -> Rule:
     """A search for a proof (e.g. a sufficient condition checked symbolically): reads `proved`. Confirmed
     when the proof goes through; otherwise inconclusive: a failed proof route refutes nothing."""

@@ -22,7 +22,7 @@ from typing import Any
 
 from dpverify.algorithms.core.errors import InvalidDataError
 from dpverify.reproductions.report.json_schema import first_violation
-from dpverify.reproductions.report.publish import SCHEMA_FILE, SCHEMA_VERSION
+from dpverify.reproductions.report.publish import DECIDED, SCHEMA_FILE, SCHEMA_VERSION
 
 NUMBER_TOLERANCE = 1e-9  # default: relative change of an evidence number counted as a change (float noise is ~1e-15)
 
@@ -132,8 +132,7 @@ def compare_summaries(baseline: dict[str, Any], current: dict[str, Any], *,
     """Differences of the papers present in both reports, claim by claim and check by check."""
     differences = []
     for paper in sorted(set(baseline["papers"]) & set(current["papers"])):
-        old = {c["id"]: c for c in baseline["papers"][paper]["claims"]}
-        new = {c["id"]: c for c in current["papers"][paper]["claims"]}
+        old, new = _claims(baseline, paper), _claims(current, paper)
         differences += [Difference(paper, c, "removed", old[c]["verdict"], None) for c in sorted(set(old) - set(new))]
         differences += [Difference(paper, c, "added", None, new[c]["verdict"]) for c in sorted(set(new) - set(old))]
         for claim in sorted(set(old) & set(new)):
@@ -149,6 +148,60 @@ def compare_summaries(baseline: dict[str, Any], current: dict[str, Any], *,
                 if previous is not None:
                     differences += _check_moves(paper, claim, previous, check, tolerance)
     return differences
+
+
+def _claims(summary: dict[str, Any], paper: str) -> dict[str, dict[str, Any]]:
+    return {c["id"]: c for c in summary["papers"][paper]["claims"]}
+
+
+def common_claims(first: dict[str, Any], second: dict[str, Any]):
+    """(paper, claim id, its record in `first`, in `second`) of every claim both reports hold, paper by paper."""
+    for paper in sorted(set(first["papers"]) & set(second["papers"])):
+        old, new = _claims(first, paper), _claims(second, paper)
+        for claim in sorted(set(old) & set(new)):
+            yield paper, claim, old[claim], new[claim]
+
+
+# ----------------------------------------------------------------- a quick report beside the paper profile's
+@dataclass(frozen=True)
+class ProfileAgreement:
+    """A quick report's verdicts beside the paper profile's report (issue 31 item 3): of the claims the paper profile
+    decides (confirmed or refuted), how many the quick report decides the same way, and every claim whose verdicts
+    differ (Difference: `before` the quick report's verdict, `after` the paper profile's)."""
+
+    source: str                         # where the paper profile's summary.json was read
+    compared: int                       # claims both reports hold
+    decided: int                        # of those, decided by the paper profile
+    same: int                           # of those, decided the same way by the quick report
+    differing: tuple[Difference, ...]
+
+    def paper_verdicts(self) -> dict[str, str]:
+        """The paper profile's verdict of each claim the quick report decides otherwise: the flags of its rows."""
+        return {d.claim: d.after for d in self.differing}
+
+
+def profile_agreement(quick: dict[str, Any], paper: dict[str, Any], source: str) -> ProfileAgreement:
+    pairs = [(name, claim, q["verdict"], p["verdict"]) for name, claim, q, p in common_claims(quick, paper)]
+    decided = [(q, p) for _, _, q, p in pairs if p in DECIDED]
+    differing = tuple(Difference(name, claim, "verdict", q, p) for name, claim, q, p in pairs if q != p)
+    return ProfileAgreement(source, len(pairs), len(decided), sum(q == p for q, p in decided), differing)
+
+
+def quick_against_paper(summary: dict[str, Any], path: Path, *, required: bool = False,
+                        relative_to: Path | None = None) -> ProfileAgreement | None:
+    """A quick report (`summary`) against the paper-profile report at `path`; None when `summary` is not a quick
+    report, or when there is no report at `path` and none was `required` (a path the user named must be there)."""
+    path = Path(path)
+    if not summary["papers"] or any(p["profile"] != "quick" for p in summary["papers"].values()):
+        return None
+    if not path.exists() and not required:
+        return None
+    paper = load_summary(path)
+    if any(p["profile"] != "paper" for p in paper["papers"].values()):
+        raise InvalidDataError(f"{path} is not a paper-profile report (profiles: "
+                               f"{sorted({p['profile'] for p in paper['papers'].values()})})")
+    shown = path.relative_to(relative_to) if relative_to is not None and path.is_relative_to(relative_to) else path
+    return profile_agreement(summary, paper, str(shown))
 
 
 def _privacy_moves(paper: str, claim: str, before: dict[str, Any], after: dict[str, Any],

@@ -9,8 +9,10 @@ from __future__ import annotations
 
 import base64
 import html
+import io
 import json
 import math
+import re
 from collections import Counter
 from datetime import datetime, timezone
 from pathlib import Path
@@ -51,8 +53,6 @@ def jsonable(value: Any) -> Any:
 def figure_png(figure: Any) -> bytes:
     """A matplotlib Figure as PNG bytes (closed afterwards). No metadata beyond the pixels: the same figure gives
     the same bytes on every run (no matplotlib version, no date), so a rerun changes no file."""
-    import io
-
     import matplotlib.pyplot as plt
 
     buffer = io.BytesIO()
@@ -160,13 +160,16 @@ def _verdict_text(claim: dict[str, Any]) -> str:
 
 
 def paper_record(paper: Paper, results: list[ClaimResult], figures: list[dict[str, Any]], *, profile: str,
-                 figures_dir: Path, provenance: dict[str, Any], partial: bool = False) -> dict[str, Any]:
+                 figures_dir: Path, provenance: dict[str, Any], partial: bool = False,
+                 cpu: dict[str, float] | None = None) -> dict[str, Any]:
     """One paper's record. Nothing in it depends on when or how fast this run went (a rerun from the cache writes
-    the same bytes): `seconds` is what its checks took when they were computed (kept with them in the cache);
-    the run's date and what it computed are the summary's one stamp, `run` (write_summary)."""
+    the same bytes): `seconds` is what its checks took when they were computed and `cpu` ({"experiments": s,
+    "checks": s}) the CPU time its experiments' tasks and its checks took when computed (both kept with them in the
+    cache); the run's date, wall time and what it computed are the summary's one stamp, `run` (write_summary)."""
     claims = [claim_record(r, figures_dir) for r in results]
     record = {"id": paper.id, "title": paper.title, "seed_file": paper.seed_file, "profile": profile,
               "seconds": round(sum(check["seconds"] for claim in claims for check in claim["checks"]), 1),
+              **({"cpu_seconds": {part: round(seconds, 1) for part, seconds in cpu.items()}} if cpu else {}),
               "counts": {}, "claims": claims,
               "figures": jsonable(figures), "constants": jsonable(room_constants(paper.id)),
               "provenance": jsonable(provenance), "partial": partial}
@@ -199,9 +202,11 @@ FINDINGS_NOTE = ("Statements the paper does not make, checked because a reader w
 # of summary.json (1.1: optional claims[].seeds; 1.2: optional claims[].privacy, the one stamp `run` on a line of its
 # own, papers[].seconds the checks' computing time; 1.3: optional claims[].free_defaults, .qualification, .sweeps;
 # 1.4: optional checks[].decision_argument, checks[].parameters[].decides and papers[].finding_counts, the
-# verdicts of the claims of kind "finding", which papers[].counts leaves out);
+# verdicts of the claims of kind "finding", which papers[].counts leaves out; 1.5: optional papers[].cpu_seconds,
+# the CPU time its experiments' tasks and its checks took when computed, and run.papers, each paper's wall time in
+# the run and what it read from the cache, so a report states what its run cost);
 # reproductions/report/summary.schema.json describes it (bump both together)
-SCHEMA_VERSION = "1.4"
+SCHEMA_VERSION = "1.5"
 SCHEMA_FILE = Path(__file__).with_name("summary.schema.json")
 
 
@@ -334,28 +339,213 @@ def _defaults_used(check: dict[str, Any], width: int = 40) -> str:
                      if p.get("source") == "default" and p.get("decides", True))
 
 
-def render_markdown(record: dict[str, Any]) -> str:
+# ----------------------------------------------------------------- what a reader sees first (issue 31 item 7)
+DECIDED = ("confirmed", "refuted")
+SENTENCE_CHARS = 200   # a claim's one computed sentence (summaries, rows); the whole evidence is one click away
+_SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[A-Z])")   # "0.02", "Fig. 4" and "ref. (24)" end no sentence
+_CLAUSE_END = re.compile(r";\s+|:\s+|(?<=[.!?])\s+(?=[A-Z])")
+_DECIDES = re.compile(r"\bwould\b|^provide\b")   # "about 92 runs ... would separate it", "provide it with --data-dir"
+
+
+def opening(text: str, limit: int = SENTENCE_CHARS) -> str:
+    """The opening of an evidence line: its first sentences, as many as fit in `limit` characters (the first cut at
+    a word, ending in "…", if it alone does not)."""
+    first, *others = _SENTENCE_END.split(text.strip())
+    for sentence in others:
+        if len(first) + 1 + len(sentence) > limit:
+            break
+        first += " " + sentence
+    return first if len(first) <= limit else first[:limit].rsplit(" ", 1)[0] + " …"
+
+
+def deciding_check(claim: dict[str, Any]) -> dict[str, Any] | None:
+    """The check that gives a claim its verdict: the first with the claim's verdict, or, for a claim left
+    inconclusive because some of its checks were not run (combine_verdicts), the first not run; None if none ran."""
+    return next((check for verdict in (claim["verdict"], "not-run") for check in claim["checks"]
+                 if check["verdict"] == verdict), None)
+
+
+def _deciding_line(claim: dict[str, Any]) -> str:
+    check = deciding_check(claim)
+    return check["summary"] if check is not None else claim["not_run_reason"]
+
+
+def claim_sentence(claim: dict[str, Any]) -> str:
+    """The claim's computed sentence: the opening of its deciding check's evidence line, or of why it was not run."""
+    return opening(_deciding_line(claim))
+
+
+def what_would_decide(claim: dict[str, Any]) -> str:
+    """What the evidence itself says would decide an undecided claim (its first clause saying what would, or how to
+    provide missing data), unless claim_sentence says it already; '' when the evidence says nothing (we add none)."""
+    clauses = (clause.strip(" ().") for clause in _CLAUSE_END.split(_deciding_line(claim)))
+    hint = next((clause for clause in clauses if _DECIDES.search(clause)), "")
+    return "" if hint in claim_sentence(claim) else hint
+
+
+def profile_flag(claim: dict[str, Any], paper_profile: dict[str, str]) -> str:
+    """The paper profile's verdict on a claim that this quick report decides otherwise (compare.profile_agreement)."""
+    verdict = paper_profile.get(claim["id"])
+    if verdict is None:
+        return ""
+    return f"⚑ the paper profile {'decides this' if verdict in DECIDED else 'leaves this'}: {verdict}"
+
+
+def side_notes(claim: dict[str, Any], paper_profile: dict[str, str]) -> list[str]:
+    """What a claim's verdict says after its qualification: its seeds, the paper profile's verdict where it differs."""
+    seeds = claim.get("seeds")
+    return [note for note in (f"{seeds['agreeing']}/{seeds['count']} seeds agree" if seeds else "",
+                              profile_flag(claim, paper_profile)) if note]
+
+
+def summary_sections(record: dict[str, Any], paper_profile: dict[str, str]) -> list[tuple[str, str, list]]:
+    """A paper's first lines: what is wrong in it (its refuted claims), then what could not be decided (inconclusive,
+    not-run) and what would decide it where the evidence says; as (kind, title, [(claim, sentence, notes)]).
+    Findings beyond the paper's claims are not among them (they have their own section)."""
+    claims = paper_claims(record)
+
+    def items(verdicts: tuple[str, ...]) -> list:
+        return [(c, claim_sentence(c), [*side_notes(c, paper_profile)] + (
+            ["at our defaults, not swept"] if c.get("qualification") else []) + (
+            [f"what would decide it: {hint}"] if c["verdict"] != "refuted" and (hint := what_would_decide(c)) else []))
+            for c in claims if c["verdict"] in verdicts]
+    wrong, undecided = items(("refuted",)), items(("inconclusive", "not-run"))
+    return [("refuted", f"What is wrong: {len(wrong)} refuted claim{'s' * (len(wrong) != 1)}", wrong),
+            ("undecided", f"Could not be decided: {len(undecided)} claim{'s' * (len(undecided) != 1)}", undecided)]
+
+
+def findings_line(record: dict[str, Any]) -> str:
+    extra = findings(record)
+    counts = ", ".join(f"{k}: {v}" for k, v in verdict_counts(extra).items() if v)
+    return f"Beyond the paper's claims: {len(extra)} finding(s) ({counts}), in their own section below." if extra else ""
+
+
+# ----------------------------------------------------------------- times and values as the report shows them
+def duration(seconds: float) -> str:
+    """9 min 54 s, 1 h 0 min 3 s, 32 s, 0.4 s."""
+    if seconds < 10:
+        return f"{seconds:.1f} s"
+    minutes, secs = divmod(round(seconds), 60)
+    hours, minutes = divmod(minutes, 60)
+    parts = [(hours, "h"), (minutes, "min"), (secs, "s")]
+    while parts[0][0] == 0:
+        parts.pop(0)
+    return " ".join(f"{n} {unit}" for n, unit in parts)
+
+
+def cost_text(record: dict[str, Any]) -> str:
+    """What computing the paper's verdicts cost, as recorded with them (the same on a rerun from the cache; this
+    run's wall time is in the stamp). A summary before 1.5 recorded the checks' time alone."""
+    cpu = record.get("cpu_seconds")
+    if cpu is None:
+        return f"checks computed in {record['seconds']} s (wall; the summary records no CPU time)"
+    return (f"computing it took {duration(cpu['experiments'] + cpu['checks'])} CPU (experiments "
+            f"{duration(cpu['experiments'])}, checks {duration(cpu['checks'])}; the checks {duration(record['seconds'])}"
+            " wall)")
+
+
+def cache_state(run: dict[str, Any], paper: str) -> str:
+    """Whether this run computed a paper's results or read them from the cache (stamp `run`, schema 1.5)."""
+    tasks, checks = run["tasks_computed"].get(paper, 0), run["checks_computed"].get(paper, 0)
+    read = run["papers"][paper]   # what it read from the cache, computed by an earlier run
+    if not tasks and not checks:
+        return "from the cache"
+    if not read["tasks_cached"] and not read["checks_cached"]:
+        return "computed now"
+    return (f"partly from the cache ({tasks} of {tasks + read['tasks_cached']} tasks and {checks} of "
+            f"{checks + read['checks_cached']} checks computed now)")
+
+
+VALUE_CHARS = 300   # a check's value as the report shows it; the whole value is in summary.json
+LIST_SHOWN = 4      # items shown of a long list, with its length (and its range, if numbers)
+
+
+def brief(value: Any) -> Any:
+    """A check's value, short: floats to 4 significant digits, a list longer than 2 * LIST_SHOWN as its first items,
+    its length and, for numbers, its min and max."""
+    if isinstance(value, float):
+        return float(f"{value:.4g}")
+    if isinstance(value, dict):
+        return {key: brief(item) for key, item in value.items()}
+    if not isinstance(value, list) or len(value) <= 2 * LIST_SHOWN:
+        return [brief(item) for item in value] if isinstance(value, list) else value
+    numbers = [item for item in value if isinstance(item, (int, float)) and not isinstance(item, bool)]
+    spread = f", min {min(numbers):.4g}, max {max(numbers):.4g}" if len(numbers) == len(value) else ""
+    return [brief(item) for item in value[:LIST_SHOWN]] + [f"... {len(value)} items{spread}"]
+
+
+def value_text(value: Any) -> str:
+    text = value if isinstance(value, str) else json.dumps(brief(value))
+    return text if len(text) <= VALUE_CHARS else text[:VALUE_CHARS] + " ... (all of it in summary.json)"
+
+
+def embedded_png(png: bytes) -> bytes:
+    """A figure as index.html embeds it: in 256 colours (a plot's lines and text need no more; about a third of the
+    bytes, so the page stays self-contained and small). The full-colour PNG stays in figures/, which the Markdown
+    links. A figure with transparency, or one a palette does not shrink, is embedded as it is."""
+    from PIL import Image
+
+    image = Image.open(io.BytesIO(png))
+    if image.mode not in ("RGB", "RGBA") or (image.mode == "RGBA" and image.getchannel("A").getextrema() != (255, 255)):
+        return png
+    buffer = io.BytesIO()
+    image.convert("RGB").quantize(256).save(buffer, format="PNG", optimize=True)
+    return min(buffer.getvalue(), png, key=len)
+
+
+# ----------------------------------------------------------------- Markdown
+CLAIMS_HEADER = ["verdict", "claim", "line", "statement", "evidence"]
+RUN_WHERE_MD = "this run's wall time and what it read from the cache: the stamp `run` of summary.json and index.html"
+
+
+def _verdict_markdown(claim: dict[str, Any], paper_profile: dict[str, str]) -> str:
+    """The verdict first, then its qualifiers: `✘ **refuted** at our defaults (...) (5/5 seeds agree)`."""
+    return (f"{VERDICT_SYMBOLS[claim['verdict']]} **{claim['verdict']}**"
+            + _verdict_text(claim).removeprefix(claim["verdict"])
+            + "".join(f" ({note})" for note in side_notes(claim, paper_profile)))
+
+
+def _evidence_markdown(claim: dict[str, Any]) -> str:
+    """A row's evidence: the opening of the deciding check's line; every check in full under "Claim details"."""
+    check = deciding_check(claim)
+    if check is None:
+        return f"not run: {claim_sentence(claim)}"
+    more = len(claim["checks"]) - 1
+    return f"{check['name']}: {claim_sentence(claim)}" + (f" (+{more} more in Claim details)" if more else "")
+
+
+def _claims_markdown(claims: list[dict[str, Any]], paper_profile: dict[str, str]) -> str:
+    return _markdown_table([[_verdict_markdown(c, paper_profile), f"`{c['id']}`", c["seed_line"], c["title"],
+                             _evidence_markdown(c)] for c in claims], CLAIMS_HEADER)
+
+
+def _summary_markdown(record: dict[str, Any], paper_profile: dict[str, str]) -> list[str]:
+    out = []
+    for _, title, items in summary_sections(record, paper_profile):
+        out += [f"## {title}", ""]
+        out += [f"- {VERDICT_SYMBOLS[c['verdict']]} `{c['id']}` ({c['seed_line']}): {sentence}"
+                + (f" ({'; '.join(notes)})" if notes else "") for c, sentence, notes in items] or ["None."]
+        out.append("")
+    return out + ([findings_line(record), ""] if findings(record) else [])
+
+
+def render_markdown(record: dict[str, Any], paper_profile: dict[str, str] | None = None) -> str:
+    """A paper's Markdown report. `paper_profile`: the paper profile's verdict of each claim it decides otherwise
+    than this (quick) report (compare.profile_agreement), flagged in the claim's row."""
+    paper_profile = paper_profile or {}
     counts = record["counts"]
     out = [f"# {record['title']}", "",
-           f"Paper `{record['seed_file']}` · profile `{record['profile']}` · checks computed in {record['seconds']} s",
-           "",
+           f"Paper `{record['seed_file']}` · profile `{record['profile']}` · {cost_text(record)} · {RUN_WHERE_MD}", "",
            "**Verdicts:** " + ", ".join(f"{VERDICT_SYMBOLS[k]} {k}: {v}" for k, v in counts.items()), "",
+           *_summary_markdown(record, paper_profile),
            "A refuted claim is a finding with its evidence; `not-run` says why; an audit that finds no "
-           "violation says \"not refuted at N samples\", never \"private\".", "", "## Claims", ""]
-    def rows(claims: list[dict[str, Any]]) -> str:
-        return _markdown_table([[f"`{c['id']}`", c["seed_line"], c["title"],
-                                 f"{VERDICT_SYMBOLS[c['verdict']]} **{c['verdict']}**"
-                                 + _verdict_text(c).removeprefix(c["verdict"])
-                                 + (f" ({c['seeds']['agreeing']}/{c['seeds']['count']} seeds agree)" if "seeds" in c
-                                    else ""),
-                                 "; ".join(f"{k['name']} ({k['method']}): {k['summary']}" for k in c["checks"])
-                                 or c["not_run_reason"]] for c in claims],
-                               ["claim", "line", "statement", "verdict", "evidence"])
-    out += [rows(paper_claims(record)), ""]
+           "violation says \"not refuted at N samples\", never \"private\". Each row opens the evidence line of the "
+           "check that decided it; every check's evidence is under \"Claim details\".", "", "## Claims", "",
+           _claims_markdown(paper_claims(record), paper_profile), ""]
     if extra := findings(record):
         out += ["## Findings beyond the paper's claims", "", FINDINGS_NOTE, "",
                 "**Verdicts:** " + ", ".join(f"{VERDICT_SYMBOLS[k]} {k}: {v}" for k, v in verdict_counts(extra).items()),
-                "", rows(extra), ""]
+                "", _claims_markdown(extra, paper_profile), ""]
     if audits := audit_rows(record):
         out += ["## Privacy audits", "", "Empirical lower bounds (simultaneous confidence; Clopper-Pearson on a fresh "
                 "split) against the claimed guarantee. An audit can refute a claim, never prove it.", "",
@@ -380,7 +570,7 @@ def render_markdown(record: dict[str, Any]) -> str:
             if check.get("decision_argument"):
                 out.append(f"    - its verdict does not depend on the other values it read: {check['decision_argument']}")
             for key, value in check["values"].items():
-                out.append(f"    - `{key}` = {json.dumps(value) if not isinstance(value, str) else value}")
+                out.append(f"    - `{key}` = {value_text(value)}")
             if check["figure"]:
                 out.append(f"\n    ![{check['name']}]({check['figure']})")
         out.append("")
@@ -405,6 +595,7 @@ def render_markdown(record: dict[str, Any]) -> str:
     return "\n".join(out)
 
 
+# ----------------------------------------------------------------- HTML
 CSS = """
 body{font-family:system-ui,-apple-system,Segoe UI,sans-serif;margin:2rem auto;max-width:1200px;padding:0 1rem;color:#1f2328}
 h1{font-size:1.6rem} h2{border-bottom:1px solid #d0d7de;padding-bottom:.3rem;margin-top:2rem}
@@ -414,7 +605,14 @@ th{background:#f6f8fa} .badge{color:#fff;border-radius:1em;padding:.1rem .6rem;f
 .counts span{margin-right:1rem;font-size:1.05rem} details{margin:.2rem 0} code{font-size:.85rem}
 .figure{display:flex;flex-wrap:wrap;gap:1rem;align-items:flex-start} .figure img{max-width:560px;border:1px solid #d0d7de}
 .default{background:#fff8c5} .note{color:#57606a;font-size:.9rem}
+.summary{background:#f6f8fa;border:1px solid #d0d7de;border-radius:6px;padding:.2rem 1rem;margin:1rem 0}
+.summary li{margin:.3rem 0} td.verdict{white-space:normal;min-width:8rem}
 """
+
+
+def _text(text: str) -> str:
+    """Text of an element (no attribute): quotes stay quotes, which JSON values are full of."""
+    return html.escape(text, quote=False)
 
 
 def _badge(verdict: str) -> str:
@@ -423,26 +621,46 @@ def _badge(verdict: str) -> str:
 
 
 def _image(out_dir: Path, relative: str) -> str:
-    data = base64.b64encode((out_dir / relative).read_bytes()).decode()
+    data = base64.b64encode(embedded_png((out_dir / relative).read_bytes())).decode()
     return f'<img alt="{html.escape(relative)}" src="data:image/png;base64,{data}">'
 
 
-def _render_paper_html(record: dict[str, Any], out_dir: Path) -> str:
+def _summary_html(record: dict[str, Any], paper_profile: dict[str, str]) -> str:
+    """The paper's first lines (summary_sections): one list item per refuted claim, then per undecided one."""
+    e = _text
+    parts = [f"<section class='summary' id='{e(record['id'])}-summary'>"]
+    for kind, title, items in summary_sections(record, paper_profile):
+        lines = "".join(f"<li>{_badge(c['verdict'])} <code>{e(c['id'])}</code> ({e(c['seed_line'])}): {e(sentence)}"
+                        + (f" <span class='note'>({e('; '.join(notes))})</span>" if notes else "") + "</li>"
+                        for c, sentence, notes in items)
+        parts.append(f"<h3>{e(title)}</h3>" + (f"<ul class='{kind}'>{lines}</ul>" if items else "<p>None.</p>"))
+    if line := findings_line(record):
+        parts.append(f"<p class='note'>{e(line)}</p>")
+    return "".join(parts) + "</section>"
+
+
+def _claims_html(claims: list[dict[str, Any]], out_dir: Path, paper_profile: dict[str, str]) -> str:
+    """The claims' table, refuted first, the verdict in each row's first cell."""
+    order = [str(v) for v in VERDICT_ORDER]
+    head = "".join(f"<th>{h}</th>" for h in CLAIMS_HEADER)
+    rows = "".join(_claim_row_html(claim, out_dir, paper_profile)
+                   for claim in sorted(claims, key=lambda c: order.index(c["verdict"])))
+    return f"<table class='claims'><tr>{head}</tr>{rows}</table>"
+
+
+def _render_paper_html(record: dict[str, Any], out_dir: Path, paper_profile: dict[str, str]) -> str:
     e = html.escape
     parts = [f'<h2 id="{e(record["id"])}">{e(record["title"])}</h2>',
              f'<p class="note">Paper <code>{e(record["seed_file"])}</code> · profile <code>{e(record["profile"])}</code>'
-             f' · checks computed in {record["seconds"]} s</p>',
+             f' · {e(cost_text(record))} · this run\'s wall time: the stamp at the top</p>',
              '<p class="counts">' + "".join(f"<span>{_badge(k)} {v}</span>" for k, v in record["counts"].items()) + "</p>",
-             "<table><tr><th>claim</th><th>line</th><th>statement</th><th>verdict</th><th>evidence</th></tr>"]
-    by_verdict = lambda c: [str(v) for v in VERDICT_ORDER].index(c["verdict"])  # noqa: E731
-    parts += [_claim_row_html(claim, out_dir) for claim in sorted(paper_claims(record), key=by_verdict)]
-    parts.append("</table>")
+             _summary_html(record, paper_profile), "<h3>Claims</h3>",
+             _claims_html(paper_claims(record), out_dir, paper_profile)]
     if extra := findings(record):
         parts.append(f"<h3>Findings beyond the paper's claims</h3><p class='note'>{e(FINDINGS_NOTE)}</p>"
                      '<p class="counts">' + "".join(f"<span>{_badge(k)} {v}</span>"
                                                     for k, v in verdict_counts(extra).items()) + "</p>"
-                     "<table><tr><th>claim</th><th>line</th><th>statement</th><th>verdict</th><th>evidence</th></tr>"
-                     + "".join(_claim_row_html(claim, out_dir) for claim in sorted(extra, key=by_verdict)) + "</table>")
+                     + _claims_html(extra, out_dir, paper_profile))
     if audits := audit_rows(record):
         header = "".join(f"<th>{e(h)}</th>" for h in AUDIT_HEADER)
         body = "".join("<tr>" + "".join(f"<td>{e(c)}</td>" for c in row) + "</tr>" for row in audits)
@@ -478,32 +696,39 @@ def _render_paper_html(record: dict[str, Any], out_dir: Path) -> str:
     return "\n".join(parts)
 
 
-def _claim_row_html(claim: dict[str, Any], out_dir: Path) -> str:
-    """One claim's row: the verdict with its qualifier, and each check's evidence collapsed."""
-    e = html.escape
-    details = []
-    for check in claim["checks"]:
-        values = "".join(f"<tr><td><code>{e(k)}</code></td><td><code>{e(json.dumps(v))}</code></td></tr>"
-                         for k, v in check["values"].items())
-        image = _image(out_dir, check["figure"]) if check["figure"] else ""
-        rule = (f"<br><i>rule {e(check['rule']['name'])}:</i> {e(check['rule']['sentence'])}"
-                if check.get("rule") else "")
-        if defaults := _defaults_used(check):
-            rule += f"<br><i>depends on values we chose:</i> {e(defaults)}"
-        if check.get("decision_argument"):
-            rule += f"<br><i>does not depend on the other values it read:</i> {e(check['decision_argument'])}"
-        details.append(f"<details><summary>{_badge(check['verdict'])} <b>{e(check['name'])}</b> "
-                       f"({e(check['method'])}): {e(check['summary'])}{rule}</summary>"
-                       f"<table>{values}</table>{image}</details>")
-    evidence = "".join(details) or f"<i>not run:</i> {e(claim['not_run_reason'])}"
-    return (f"<tr><td><code>{e(claim['id'])}</code></td><td>{e(claim['seed_line'])}</td>"
+def _check_html(check: dict[str, Any], out_dir: Path) -> str:
+    """One check's evidence, collapsed: its verdict, name and opening on the line; the whole evidence line,
+    its rule, the defaults it read, its values (long lists summarised: brief) and its figure one click away."""
+    e = _text
+    head = opening(check["summary"])
+    notes = [e(check["summary"])] if check["summary"] != head else []
+    if check.get("rule"):
+        notes.append(f"<i>rule {e(check['rule']['name'])}:</i> {e(check['rule']['sentence'])}")
+    if defaults := _defaults_used(check):
+        notes.append(f"<i>depends on values we chose:</i> {e(defaults)}")
+    if check.get("decision_argument"):
+        notes.append(f"<i>does not depend on the other values it read:</i> {e(check['decision_argument'])}")
+    values = "".join(f"<tr><td><code>{e(k)}</code></td><td><code>{e(value_text(v))}</code></td></tr>"
+                     for k, v in check["values"].items())
+    return (f"<details class='evidence'><summary>{_badge(check['verdict'])} <b>{e(check['name'])}</b> "
+            f"({e(check['method'])}): {e(head)}</summary>" + "".join(f"<p>{note}</p>" for note in notes)
+            + (f"<table>{values}</table>" if values else "")
+            + (_image(out_dir, check["figure"]) if check["figure"] else "") + "</details>")
+
+
+def _claim_row_html(claim: dict[str, Any], out_dir: Path, paper_profile: dict[str, str]) -> str:
+    """One claim's row: the verdict first, its qualifiers after it, then the claim, and each check's evidence
+    collapsed."""
+    e = _text
+    notes = [n for n in (_verdict_text(claim).removeprefix(claim["verdict"]).strip(), *side_notes(claim, paper_profile))
+             if n]
+    evidence = "".join(_check_html(check, out_dir) for check in claim["checks"]) or (
+        f"<i>not run:</i> {e(claim['not_run_reason'])}")
+    return (f"<tr class='claim'><td class='verdict'>{_badge(claim['verdict'])}"
+            + (f"<br><span class='note'>{e('; '.join(notes))}</span>" if notes else "")
+            + f"</td><td><code>{e(claim['id'])}</code></td><td>{e(claim['seed_line'])}</td>"
             f"<td><b>{e(claim['title'])}</b><br><span class='note'>{e(claim['statement'])}</span></td>"
-            f"<td>{_badge(claim['verdict'])}{_qualification_html(claim)}</td><td>{evidence}</td></tr>")
-
-
-def _qualification_html(claim: dict[str, Any]) -> str:
-    text = _verdict_text(claim).removeprefix(claim["verdict"]).strip()
-    return f"<br><span class='note'>{html.escape(text)}</span>" if text else ""
+            f"<td>{evidence}</td></tr>")
 
 
 def _privacy_html(table: tuple[list[list[str]], list[str]]) -> str:
@@ -518,8 +743,25 @@ def _privacy_html(table: tuple[list[list[str]], list[str]]) -> str:
             f"<details><summary>how each number was obtained</summary><ul class='note'>{how}</ul></details>")
 
 
-def render_html(summary: dict[str, Any], out_dir: Path) -> str:
+def _agreement_html(agreement: Any) -> str:
+    """The section "Quick vs paper profile" (compare.ProfileAgreement): the agreement, then each claim whose verdicts
+    differ."""
+    e = html.escape
+    share = f" ({agreement.same / agreement.decided:.0%})" if agreement.decided else ""
+    rows = "".join(f"<tr><td><code>{e(d.claim)}</code></td><td>{_badge(d.before)}</td><td>{_badge(d.after)}</td></tr>"
+                   for d in agreement.differing)
+    return (f"<h2 id='profiles'>Quick vs paper profile</h2><p>Of the {agreement.decided} claims the paper profile's "
+            f"report (<code>{e(agreement.source)}</code>) decides (confirmed or refuted), this quick report decides "
+            f"<b>{agreement.same} the same way{share}</b>. {len(agreement.differing)} of the {agreement.compared} claims "
+            "both reports hold have different verdicts; each is flagged in its row.</p>"
+            f"<table class='profiles'><tr><th>claim</th><th>quick</th><th>paper profile</th></tr>{rows}</table>")
+
+
+def render_html(summary: dict[str, Any], out_dir: Path, agreement: Any = None) -> str:
+    """index.html: the stamp, each paper's tally, the quick-vs-paper agreement (`agreement`, a
+    compare.ProfileAgreement, for a quick report), the privacy table of all papers, then each paper."""
     papers = summary["papers"].values()
+    paper_profile = agreement.paper_verdicts() if agreement is not None else {}
     tables = [privacy_rows(p, with_paper=True) for p in papers]
     privacy = _privacy_html(([r for rows, _ in tables for r in rows], [n for _, notes in tables for n in notes]))
     privacy = f"<h2 id='privacy'>Privacy, all papers</h2>{privacy}" if privacy else ""
@@ -527,37 +769,58 @@ def render_html(summary: dict[str, Any], out_dir: Path) -> str:
                   + " ".join(f"{_badge(k)} {v}" for k, v in p["counts"].items())
                   + (f"; findings beyond its claims: {sum(p['finding_counts'].values())}" if "finding_counts" in p
                      else "") + "</li>" for p in papers)
-    body = "\n".join(_render_paper_html(p, out_dir) for p in papers)
+    profiles = _agreement_html(agreement) if agreement is not None else ""
+    body = "\n".join(_render_paper_html(p, out_dir, paper_profile) for p in papers)
     return (f"<!DOCTYPE html><html><head><meta charset='utf-8'><title>dpverify report</title><style>{CSS}</style>"
             f"</head><body><h1>dpverify — verification report</h1><p class='note'>One verdict per claim: "
             f"confirmed, refuted (with the counterexample or the significant violation), inconclusive (with why), "
-            f"not-run (with why).</p>\n{_stamp_line(summary)}\n<ul>{toc}</ul>{privacy}{body}</body></html>")
+            f"not-run (with why). Each paper opens with what is wrong in it and what could not be decided; every "
+            f"check's evidence is one click away. Figures are embedded in 256 colours; the full PNGs are in "
+            f"figures/.</p>\n{_stamp_line(summary)}\n<ul>{toc}</ul>{profiles}{privacy}{body}</body></html>")
 
 
 def _stamp_line(summary: dict[str, Any]) -> str:
-    """The report's one stamp (summary.json's `run`) on a line of its own; summaries before 1.2 stamped each paper."""
+    """The report's one stamp (summary.json's `run`) on a line of its own: from 1.5 in words (the run's wall time,
+    per paper its wall time, its CPU time as computed, and whether it was computed now or read from the cache);
+    before, its facts as recorded; summaries before 1.2 stamped each paper."""
     run = summary.get("run") or {"generated": ", ".join(p.get("generated", "?") for p in summary["papers"].values())}
-    facts = "; ".join(f"{name.replace('_', ' ')}: {json.dumps(value)}" for name, value in run.items() if name != "generated")
-    return f"<p class='note'>generated {html.escape(run['generated'])}{'; ' if facts else ''}{html.escape(facts)}</p>"
+    if "papers" in run:
+        papers = summary["papers"]
+        facts = [f"this run: {duration(run['wall_seconds'])} wall"] + [
+            f"{paper}: {duration(times['wall_seconds'])} wall, "
+            + (f"{duration(sum(papers[paper]['cpu_seconds'].values()))} CPU as computed, "
+               if "cpu_seconds" in papers.get(paper, {}) else "") + cache_state(run, paper)
+            for paper, times in run["papers"].items()]
+    else:
+        facts = [f"{name.replace('_', ' ')}: {json.dumps(value)}" for name, value in run.items() if name != "generated"]
+    return (f"<p class='note'>generated {html.escape(run['generated'])}{'; ' if facts else ''}"
+            f"{html.escape('; '.join(facts))}</p>")
 
 
-def render_reports(out_dir: Path) -> list[Path]:
-    """(Re-)render index.html and one Markdown file per paper from OUT/summary.json."""
+PAPER_REPORT = Path("paper") / "summary.json"   # a quick report's paper-profile report, beside it (README)
+
+
+def render_reports(out_dir: Path, paper_report: Path | None = None) -> list[Path]:
+    """(Re-)render index.html and one Markdown file per paper from OUT/summary.json. A quick report is compared with
+    the paper-profile report at `paper_report` (default OUT/paper/summary.json, if there is one): index.html gets the
+    agreement and the claims whose verdicts differ, each flagged in its row."""
     summary_path = out_dir / "summary.json"
     if not summary_path.exists():
         from dpverify.algorithms.core.errors import DpverifyError
 
         raise DpverifyError(f"no {summary_path} to render; run `dpverify reproduce --out {out_dir}` or "
                             f"`dpverify check --out {out_dir}` first")
-    from dpverify.reproductions.report.compare import load_summary
+    from dpverify.reproductions.report.compare import load_summary, quick_against_paper
 
     summary = load_summary(summary_path)      # a damaged file is a one-line error, not a traceback
+    agreement = quick_against_paper(summary, paper_report or out_dir / PAPER_REPORT, required=paper_report is not None,
+                                    relative_to=out_dir)
+    paper_profile = agreement.paper_verdicts() if agreement is not None else {}
     written = []
     for record in summary["papers"].values():
         path = out_dir / f"{record['id'].replace('-', '_')}.md"
-        path.write_text(render_markdown(record))
+        path.write_text(render_markdown(record, paper_profile))
         written.append(path)
     index = out_dir / "index.html"
-    index.write_text(render_html(summary, out_dir))
+    index.write_text(render_html(summary, out_dir, agreement))
     return [index, *written, summary_path]
-

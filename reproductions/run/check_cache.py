@@ -12,7 +12,9 @@ Never cached: a check that crashed (a harness error: CheckCrashed propagates bef
 check that was not run (its data, an experiment or a parameter was not available: the next run decides again).
 Under `--seeds K` each root seed's result is its own entry; the combination across seeds is recomputed from
 them, so K needs no place in the key. The write is atomic and an unreadable entry is quarantined and
-recomputed, as for tasks (runner.atomic_write, runner.quarantine).
+recomputed, as for tasks (runner.atomic_write, runner.quarantine). An entry also keeps the CPU seconds the check took
+when computed (its process's, and the runner workers' on the tasks it handed them), so that a run deciding from the
+cache can say what computing its verdicts cost.
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ from __future__ import annotations
 import base64
 import hashlib
 import json
+import time
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -68,15 +71,22 @@ def with_png_figure(result: CheckResult) -> CheckResult:
     return replace(result, evidence=replace(result.evidence, figure=figure_png(figure)))
 
 
+def _cpu_spent(context: CheckContext) -> float:
+    """CPU seconds spent so far by this process and by the workers of the context's runner (runner.Runner.remote_cpu;
+    a plain executor runs its tasks here)."""
+    return time.process_time() + getattr(context.executor, "remote_cpu", 0.0)
+
+
 @dataclass
 class CheckCache:
     """Evaluates claims check by check through the cache in `directory` (None: no cache, every check runs).
     `computed` counts the checks measured in this process, `cached` those decided from the cache; a check
-    that was not run is in neither."""
+    that was not run is in neither. `cpu_seconds` sums the CPU time they took when computed, now or earlier."""
 
     directory: Path | None
     computed: int = field(default=0, init=False)
     cached: int = field(default=0, init=False)
+    cpu_seconds: float = field(default=0.0, init=False)
 
     def evaluate(self, claim: Claim, context: CheckContext, extra: Mapping[str, Any] | None = None) -> ClaimResult:
         """theory.claims.evaluate, through the cache. `extra`: what else the checks' results depend on here."""
@@ -86,20 +96,24 @@ class CheckCache:
         key = check_key(claim, check, context, extra) if self.directory is not None else ""
         if key and (stored := self._load(key, claim, check)) is not None:
             self.cached += 1
-            return stored
+            self.cpu_seconds += stored[1]
+            return stored[0]
+        started = _cpu_spent(context)
         result = check.execute(context)        # CheckCrashed propagates: nothing is stored
-        if result.verdict == Verdict.NOT_RUN:
+        if result.verdict == Verdict.NOT_RUN:  # neither stored nor counted: a rerun decides it again
             return result
         self.computed += 1
+        cpu = round(_cpu_spent(context) - started, 3)   # as the cache keeps it: a rerun reads back the same number
+        self.cpu_seconds += cpu
         result = with_png_figure(result)
         if key:
-            self._store(key, claim, result, context)
+            self._store(key, claim, result, context, cpu)
         return result
 
     def path(self, key: str) -> Path:
         return Path(self.directory) / key[:2] / f"{key}{SUFFIX}"
 
-    def _load(self, key: str, claim: Claim, check: Check) -> CheckResult | None:
+    def _load(self, key: str, claim: Claim, check: Check) -> tuple[CheckResult, float] | None:
         path = self.path(key)
         if not path.exists():
             return None
@@ -110,16 +124,17 @@ class CheckCache:
             figure = base64.b64decode(entry["figure_png"]) if entry["figure_png"] is not None else None
             return CheckResult(check.name, check.method, Verdict(entry["verdict"]),
                                Evidence(entry["summary"], entry["values"], figure), entry["seconds"], check.rule,
-                               entry["paper"], entry["parameters"], check.decision_argument)
+                               entry["paper"], entry["parameters"], check.decision_argument), entry["cpu_seconds"]
         except Exception as error:   # any unreadable entry is quarantined and recomputed
             quarantine(path, f"check {claim.id} [{check.name}]", error)
             return None
 
-    def _store(self, key: str, claim: Claim, result: CheckResult, context: CheckContext) -> None:
+    def _store(self, key: str, claim: Claim, result: CheckResult, context: CheckContext, cpu: float) -> None:
         figure = result.evidence.figure
         entry = {"cache_key": key, "claim": claim.id, "check": result.check, "verdict": str(result.verdict),
                  "summary": result.evidence.summary, "values": jsonable(dict(result.evidence.values)),
-                 "seconds": result.seconds, "paper": result.paper, "parameters": jsonable(dict(result.parameters)),
+                 "seconds": result.seconds, "cpu_seconds": cpu, "paper": result.paper,
+                 "parameters": jsonable(dict(result.parameters)),
                  "figure_png": base64.b64encode(figure).decode() if figure is not None else None,
                  "provenance": {**environment_provenance(), "profile": context.profile,
                                 "root_seed": context.root_seed}}

@@ -195,20 +195,24 @@ class ResultCache:
         key = cache_key(task, root_seed)
         return self.directory / key[:2] / f"{key}.parquet"
 
-    def load(self, task: Task, root_seed: int) -> pd.DataFrame | None:
+    def load(self, task: Task, root_seed: int) -> tuple[pd.DataFrame, float] | None:
+        """The task's result and the CPU seconds it took when computed, or None (not cached, or unreadable)."""
         path = self.path(task, root_seed)
         if not path.exists():
             return None
         try:
-            if read_provenance(path).get("cache_key") != cache_key(task, root_seed):
+            provenance = read_provenance(path)
+            if provenance.get("cache_key") != cache_key(task, root_seed):
                 raise ValueError("content hash in the file does not match its name")
-            return pq.read_table(path).to_pandas()
+            return pq.read_table(path).to_pandas(), float(provenance.get("cpu_seconds", 0.0))
         except Exception as error:  # any unreadable entry is quarantined and recomputed
             quarantine(path, f"task {task.key}", error)
             return None
 
-    def store(self, task: Task, root_seed: int, frame: pd.DataFrame) -> None:
-        write_parquet(frame, self.path(task, root_seed), task_provenance(task, root_seed))
+    def store(self, task: Task, root_seed: int, frame: pd.DataFrame, cpu_seconds: float = 0.0) -> None:
+        """Kept with its CPU time, so that a run reading it can say what computing it cost."""
+        write_parquet(frame, self.path(task, root_seed),
+                      {**task_provenance(task, root_seed), "cpu_seconds": repr(cpu_seconds)})
 
 
 ORPHAN_POLL_SECONDS = 1.0   # how often a local worker checks that the process that started it is alive
@@ -226,9 +230,13 @@ def _exit_with_parent(parent: int) -> None:
     threading.Thread(target=watch, name="dpverify-orphan-watchdog", daemon=True).start()
 
 
-def _run_indexed(index: int, task: Task, root_seed: int) -> tuple[int, pd.DataFrame]:
+def _run_indexed(index: int, task: Task, root_seed: int) -> tuple[int, pd.DataFrame, float]:
+    """The task's result and the CPU seconds it took, measured in the process that ran it (rounded to the ms:
+    what the cache keeps, so a rerun reads back the same number)."""
     with limit_blas_threads():  # in joblib and Dask workers too
-        return index, run_task(task, root_seed)
+        started = time.process_time()
+        frame = run_task(task, root_seed)
+        return index, frame, round(time.process_time() - started, 3)
 
 
 @dataclass
@@ -241,6 +249,13 @@ class Runner:
     scheduler: str | None = None
     show_progress: bool = True
     computed: int = field(default=0, init=False)  # tasks actually computed (not from cache)
+    cached: int = field(default=0, init=False)    # tasks read from the cache that an earlier run computed
+    # CPU seconds each task returned took when computed (now, or by the run that cached it), by content hash: what
+    # a paper's experiments cost, the same on a rerun from the cache
+    task_cpu: dict[str, float] = field(default_factory=dict, init=False)
+    # CPU seconds of the tasks computed now outside this process (workers): a check that hands tasks to this
+    # runner adds them to the CPU time of its own process (check_cache.CheckCache)
+    remote_cpu: float = field(default=0.0, init=False)
 
     def __post_init__(self) -> None:
         if self.backend not in ("local", "dask"):
@@ -269,19 +284,24 @@ class Runner:
             for index, task in enumerate(tasks):
                 cached = self.cache.load(task, root_seed)
                 if cached is not None:
-                    results[index] = cached
+                    results[index], cpu = cached
+                    key = task.content_hash(root_seed)
+                    self.cached += key not in self.task_cpu   # not a task this run computed or read before
+                    self.task_cpu[key] = cpu
         # the largest first (by Task.cost; ties keep their order): a long task started last would leave the other
         # workers idle until it ends (longest-processing-time-first list scheduling, Graham 1969)
         pending = sorted((index for index in range(len(tasks)) if index not in results), key=lambda i: -tasks[i].cost)
         if pending:
             run = self._run_dask if self.backend == "dask" else self._run_local
             # results arrive as tasks finish and are stored at once: an interrupted run resumes
-            for index, frame in run([(i, tasks[i]) for i in pending], root_seed):
+            for index, frame, cpu in run([(i, tasks[i]) for i in pending], root_seed):
                 frame = as_stored(frame)
                 if self.cache is not None and not is_not_available(frame):   # missing data may be provided later
-                    self.cache.store(tasks[index], root_seed, frame)
+                    self.cache.store(tasks[index], root_seed, frame, cpu)
+                    self.task_cpu[tasks[index].content_hash(root_seed)] = cpu   # what a rerun reads back
                 results[index] = frame
                 self.computed += 1
+                self.remote_cpu += cpu if self.backend == "dask" or self.jobs > 1 else 0.0
         return [results[index] for index in range(len(tasks))]
 
     def _progress(self, indexed_tasks, description: str):
@@ -306,8 +326,8 @@ class Runner:
                     # on one worker, out of the largest-first order
                     parallel = joblib.Parallel(n_jobs=self.jobs, batch_size=1, return_as="generator_unordered")
                 outputs = parallel(joblib.delayed(_run_indexed)(i, t, root_seed) for i, t in indexed_tasks)
-            for index, frame in outputs:
-                yield index, frame
+            for index, frame, cpu in outputs:
+                yield index, frame, cpu
                 self._advance(bar, by_index[index], frame)
 
     def _run_dask(self, indexed_tasks, root_seed):
@@ -323,8 +343,8 @@ class Runner:
                 futures = client.map(_run_indexed, indices, tasks, root_seed=root_seed,
                                      key=[f"dpverify-{t.content_hash(root_seed)}" for t in tasks])
                 for future in as_completed(futures):
-                    index, frame = future.result()
-                    yield index, frame
+                    index, frame, cpu = future.result()
+                    yield index, frame, cpu
                     self._advance(bar, by_index[index], frame)
             except (ModuleNotFoundError, RuntimeError) as error:
                 # the scheduler unpickles the tasks: without dpverify it fails (wrapped in a RuntimeError)

@@ -23,9 +23,8 @@ import numpy as np
 from tqdm.auto import tqdm
 
 from dpverify.algorithms.core.errors import DpverifyError, ImplementationError
-from dpverify.reproductions.run.experiments import parameters_of
 from dpverify.reproductions.run.runner import Runner
-from dpverify.reproductions.verify.rerun_claims import ClaimComparison, compare_claims, selected
+from dpverify.reproductions.verify.rerun_claims import ClaimComparison, compare_claims, selected, verify_parameters
 from dpverify.theory.claims import ClaimResult, NothingToMeasure, Verdict, evaluate
 from dpverify.theory.door.implementations import (  # noqa: F401 (load_implementation, load_object: API)
     ImplementationNotFound,
@@ -36,7 +35,7 @@ from dpverify.theory.door.implementations import (  # noqa: F401 (load_implement
 )
 from dpverify.theory.door.isolation import DEFAULT_TIMEOUT, ImplementationFailed, Isolated  # noqa: F401 (API)
 from dpverify.theory.execution import DEFAULT_ROOT_SEED, CheckContext
-from dpverify.theory.papers import get_paper, room_module
+from dpverify.theory.papers import get_paper, paper_ids, room_module
 from dpverify.theory.verify.conformance import (
     CHECK_LEVEL,
     CHECKS,
@@ -180,9 +179,11 @@ def verify(paper: str, implementation: Callable | str, *, profile: str = "quick"
         raise DpverifyError(f"jobs must be an integer >= 1; got {jobs!r}")
     name = implementation if isinstance(implementation, str) else getattr(implementation, "__qualname__",
                                                                           repr(implementation))
+    if isinstance(implementation, str) and paper in paper_ids():   # (an unknown paper is refused below, before any run)
+        isolated(implementation, timeout).launch()     # its worker loads the user's module while the paper loads here
     suite = suite_of(paper)
     # the audit's lower bound at its share of the exit status's false-alarm rate (conformance.VERIFY_LEVEL)
-    context = CheckContext(profile=profile, root_seed=seed, parameters=parameters_of(paper, profile),
+    context = CheckContext(profile=profile, root_seed=seed, parameters=verify_parameters(paper, profile),
                            audit_confidence=1 - CHECK_LEVEL)
     if claims is None:
         claims = checks is None
@@ -193,6 +194,7 @@ def verify(paper: str, implementation: Callable | str, *, profile: str = "quick"
     try:
         function = _runner_of(implementation, timeout)    # ImplementationNotFound (bad input) before any work
         function.workers = jobs          # the conformance checks' independent runs are spread over `jobs` workers
+        function.launch_team()           # which load the user's module meanwhile
         # one run first: code that cannot run, or computes in float32 (Float64Required), is told so at once
         transcript(function, suite.setting(context), np.random.default_rng(seed), suite.shapes)
     except (ImplementationNotFound, Float64Required):

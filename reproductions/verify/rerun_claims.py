@@ -20,8 +20,8 @@ import pandas as pd
 from dpverify.algorithms.core.errors import DpverifyError
 from dpverify.reproductions.data.datasets import availability
 from dpverify.reproductions.run.check_cache import CheckCache
-from dpverify.reproductions.run.experiments import Experiment, experiments_of, parameters_of
-from dpverify.reproductions.run.params import Parameter
+from dpverify.reproductions.run.experiments import Experiment, experiments_of
+from dpverify.reproductions.run.params import ExperimentConfig, Parameter
 from dpverify.reproductions.run.runner import Runner
 from dpverify.theory.claims import CheckResult, Claim, ClaimResult, Evidence, Verdict
 from dpverify.theory.door.implementations import implementation_value, in_process_only, isolated
@@ -30,6 +30,26 @@ from dpverify.theory.execution import CheckContext
 from dpverify.theory.papers import get_paper
 
 IMPLEMENTATION = "implementation"   # the experiment parameter that names the implementation its tasks run
+# verify's sizes, where they differ from the profile's: it compares the user's code (often a per-agent loop) with
+# the reference at the same values, so it may run smaller than the report, whose quick profile keeps dp-recal's
+# PLF 500 because the paper-level verdicts of its figures turn on it (`verify dp-recal`, cold, 2 cores at load 2-4,
+# 2026-11-28: 2 min 12 s at these sizes, 8 min 14 s at the report's)
+VERIFY_SIZES = {"plf": 100, "datasets": ["ijcnn1", "cifar10"]}
+
+
+def verify_config(experiment: Experiment, profile: str) -> ExperimentConfig:
+    """The experiment as verify runs it: the profile's values with VERIFY_SIZES in place of those it declares."""
+    config = experiment.config(profile)
+    sized = {name: Parameter(name, value, "default", f"dpverify verify's size ({profile} profile: "
+                             f"{config.parameters[name].value!r})", profile=True)
+             for name, value in VERIFY_SIZES.items()
+             if name in config.parameters and config.parameters[name].value != value}
+    return replace(config, parameters={**config.parameters, **sized})
+
+
+def verify_parameters(paper: str, profile: str) -> dict:
+    """parameters_of, with every experiment at verify's sizes: what the checks read is what the tasks ran."""
+    return {experiment.id: verify_config(experiment, profile).as_parameters() for experiment in experiments_of(paper)}
 
 
 @dataclass(frozen=True)
@@ -86,7 +106,7 @@ def _results(experiments: list[Experiment], profile: str, runner: Runner, seed: 
     """Every experiment's results; all their tasks go to the runner at once, so its workers share them."""
     tasks = {}
     for experiment in experiments:
-        config = experiment.config(profile)
+        config = verify_config(experiment, profile)
         if value is not None:
             override = Parameter(IMPLEMENTATION, value, "default", "dpverify verify: the implementation under test")
             config = replace(config, parameters={**config.parameters, IMPLEMENTATION: override})
@@ -133,7 +153,7 @@ def compare_claims(paper: str, implementation: Callable | str, *, profile: str, 
     checks = CheckCache(runner.cache_directory)   # each context's checks are keyed on its experiments' results too
     if in_process_only(value):   # a callable handed over from Python cannot be loaded by worker processes
         runner = replace(runner, jobs=1)
-    base = {"profile": profile, "root_seed": seed, "executor": runner, "parameters": parameters_of(paper, profile),
+    base = {"profile": profile, "root_seed": seed, "executor": runner, "parameters": verify_parameters(paper, profile),
             "datasets": availability()}
     progress(f"re-running {len(experiments)} experiment(s) of {paper} on the reference")
     reference = CheckContext(**base, experiments=_results(experiments, profile, runner, seed, None))

@@ -100,3 +100,12 @@ def test_a_sweep_names_a_free_default(tmp_path):
                           ("other/x", "expected EXPERIMENT/PARAM with EXPERIMENT one of paper 'toy-paper''s")]:
         with pytest.raises(SweepError, match=message):
             parse_sweeps([spec], "toy-paper", "quick", [experiment])
+
+
+def test_a_run_of_every_paper_sweeps_the_defaults_its_specs_name_by_paper():
+    from dpverify.reproductions.cli import _sweeps
+    sweeps = _sweeps(None, ["dpdo-nc:figure-1/window", "zcdp-nfl:figure-1/rho", "dpdo-nc:figure-1/self_copy"], "quick")
+    assert {paper: [s.parameter.name for s in found] for paper, found in sweeps.items()} == {
+        "dpdo-nc": ["window", "self_copy"], "zcdp-nfl": ["rho"]}
+    assert [s.values() for s in sweeps["zcdp-nfl"]] == [[0.05, 1.0]]
+    assert _sweeps("dpdo-nc", ["figure-1/window", "dpdo-nc:figure-1/data_seed"], "quick")["dpdo-nc"][1].values() == [1, 3]   # ours (2) is the report's

@@ -13,7 +13,8 @@ from dpverify.algorithms.dp_recal.algorithm import uniform_transition_matrix
 from dpverify.reproductions.data.datasets import DatasetNotAvailableError, load_dataset
 from dpverify.reproductions.dp_recal.curves import relay_through_contract
 from dpverify.reproductions.verify.command import verify
-from dpverify.reproductions.verify.rerun_claims import ClaimComparison, claims_on, rerunnable, selected
+from dpverify.reproductions.verify.rerun_claims import (ClaimComparison, claims_on, rerunnable, selected, verify_config,
+                                                       verify_parameters)
 from dpverify.theory.claims import CheckResult, ClaimResult, Evidence, Verdict
 from dpverify.theory.door.implementations import load_implementation
 from dpverify.theory.dp_recal import conformance
@@ -23,6 +24,19 @@ from tests.reproductions.planting import planted
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLE = ROOT / "examples" / "dp_recal" / "my_dp_recal.py"
 RING = Network.from_networkx(nx.cycle_graph(8))
+
+
+def test_verify_runs_its_own_sizes_and_its_checks_read_them():
+    # the quick report keeps the figures' PLF 500 (and MNIST in Fig. 6); verify compares at PLF 100 on ijcnn1, and the
+    # values its checks receive are those its tasks ran
+    by_id = {e.id: e for e in rerunnable("dp-recal", "quick")}
+    for figure, report_datasets in (("figure-2", ["ijcnn1", "cifar10"]), ("figure-6", ["ijcnn1", "mnist", "cifar10"])):
+        report = by_id[figure].config("quick").values()
+        assert (report["plf"], report["datasets"]) == (500, report_datasets)
+        sized = verify_config(by_id[figure], "quick").values()
+        assert (sized["plf"], sized["datasets"]) == (100, ["ijcnn1", "cifar10"])
+        assert verify_parameters("dp-recal", "quick")[figure]["plf"] == 100
+    assert verify_config(by_id["table-4"], "quick").values() == by_id["table-4"].config("quick").values()   # no plf key
 
 
 def test_which_experiments_and_claims_are_rerun():

@@ -48,8 +48,11 @@ def test_audits_separate_the_channels():
 
 def test_symbolic_findings():
     context = CheckContext()
-    result = PAPER.claim("lemma-5").checks[0].execute(context)           # rule counterexample
+    result = PAPER.claim("lemma-5").checks[0].execute(context)           # rule worst_case_equality: only a bound
     assert result.verdict == Verdict.REFUTED and result.evidence.values["difference"] == "alpha*beta*(g - g_prime)"
+    assert (result.evidence.values["exceeded"], result.evidence.values["attained"]) == (False, False)
+    bound = PAPER.claim("lemma-5-as-bound").checks[0].execute(context)   # the finding: a bound, 2x loose
+    assert bound.verdict == Verdict.CONFIRMED and bound.evidence.values["looseness"] == 2.0
     assert PAPER.claim("proposition-1").checks[0].execute(context).verdict == Verdict.REFUTED
     assert PAPER.claim("lemma-6").checks[0].execute(context).verdict == Verdict.CONFIRMED
     assert PAPER.claim("theorem-4").checks[0].execute(context).verdict == Verdict.CONFIRMED

@@ -251,6 +251,14 @@ def test_counterexample_and_proof_searches_decide_one_way_only():
 
 
 
+def test_worst_case_equality_refutes_a_bound_printed_as_an_equality():
+    rule = rules.worst_case_equality()
+    assert decide(rule, exceeded=False, attained=True) == Verdict.CONFIRMED       # the supremum, reached
+    assert decide(rule, exceeded=False, attained=False) == Verdict.REFUTED        # only a bound (dp-recal lemma-5)
+    assert decide(rule, exceeded=True, attained=True) == Verdict.REFUTED          # violated (wang-basar (31))
+    assert decide(rule, exceeded=False, attained=None) == Verdict.INCONCLUSIVE    # a probe below it proves nothing
+
+
 def test_interval_below_with_a_fit_floor():
     rule = rules.interval_below(0.0, min_r_squared=0.95)
     assert decide(rule, intervals={"a": (-2.0, -1.0)}, r_squared={"a": 0.99}) == Verdict.CONFIRMED
@@ -346,6 +354,22 @@ def test_a_verdict_that_flips_between_readings_is_inconclusive_and_says_where():
                                       "law of i_1 | reading 0: holds False | reading 1: holds True")
     assert flips.evidence.values["readings"]["reading 0"] == {"verdict": "refuted", "holds": False}
     assert measured(False, False).verdict == Verdict.REFUTED and measured(True, True).verdict == Verdict.CONFIRMED
+
+
+def test_a_value_the_claim_quantifies_over_refutes_at_any_instance():
+    """Unlike a reading, a value the claim states no condition on (zcdp-nfl Theorem IV's rho): one refuting
+    instance is a counterexample, and a confirmation needs every instance."""
+    def measured(*holds):
+        instances = {f"rho = {i}": Measurement(f"holds {h}", {"holds": h}) for i, h in enumerate(holds)}
+        return Check("x", Method.NUMERICAL, lambda context: Measurement("rate", {}, instances=instances,
+                                                                       for_every="rho > 0"),
+                     rule=rules.exact()).execute(CheckContext())
+    mixed = measured(False, True)
+    assert mixed.verdict == Verdict.REFUTED
+    assert mixed.evidence.summary == ("For every rho > 0 (rho = 0: refuted; rho = 1: confirmed): refuted. "
+                                      "rate | rho = 0: holds False | rho = 1: holds True")
+    assert mixed.evidence.values["instances"]["rho = 1"] == {"verdict": "confirmed", "holds": True}
+    assert measured(True, True).verdict == Verdict.CONFIRMED and measured(False, False).verdict == Verdict.REFUTED
 
 
 def test_nothing_to_measure_is_not_run():

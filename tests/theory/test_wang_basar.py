@@ -45,6 +45,40 @@ def test_state_sensitivity_equals_induced_l1_norm():
     assert measured > 1.0 and measured == pytest.approx(induced, rel=0.05)
 
 
+def test_printed_sensitivities_are_decided_by_the_one_worst_case_rule():
+    # (28): the instance stays below nu lambda (data-Lipschitz 4 < nu = 7.97), and the quadratic loss of Assumption 1
+    # attains it, so it is the supremum; (30) is attained on the instance; (31) is exceeded there
+    attained, witness = privacy.data_sensitivity_attained()
+    assert attained and witness.endswith("lambda*nu/n_i")
+    paper, context = get_paper("wang-basar"), CheckContext()
+    verdicts = {name: paper.claim(name).checks[0].execute(context) for name in
+                ("sensitivity-28", "sensitivity-30", "sensitivity-31")}
+    assert {n: str(r.verdict) for n, r in verdicts.items()} == {
+        "sensitivity-28": "confirmed", "sensitivity-30": "confirmed", "sensitivity-31": "refuted"}
+    assert all(r.rule.name == "worst-case-equality" for r in verdicts.values())
+    assert (verdicts["sensitivity-28"].evidence.values["exceeded"], verdicts["sensitivity-31"].evidence.values["exceeded"]) \
+        == (False, True)
+
+
+def test_theorem_6_fails_exactly_below_the_computed_delta():
+    # independent arithmetic: mpmath at 60 digits evaluates the exact Gaussian delta(eps) (Dong, Roth & Su Cor. 2.13)
+    # just above and just below the threshold; at sensitivity 1 the printed calibration is DP at every delta
+    import mpmath as mp
+    mp.mp.dps = 60
+    assert privacy.failing_delta(1.0, 0.5) == 0.0
+    sensitivity, epsilon = 1.0623, 0.5
+    threshold = privacy.failing_delta(sensitivity, epsilon)
+
+    def exact_delta(delta):
+        mu = mp.mpf(sensitivity) * epsilon / mp.sqrt(2 * mp.log(mp.mpf("1.25") / delta))
+        return mp.ncdf(-epsilon / mu + mu / 2) - mp.exp(epsilon) * mp.ncdf(-epsilon / mu - mu / 2)
+
+    assert 1e-36 < threshold < 1e-33
+    for factor, fails in ((0.9, True), (1.1, False)):
+        delta = mp.mpf(threshold) * factor
+        assert (exact_delta(delta) > delta) == fails
+
+
 def test_ica_numeric_classes_match_sympy():
     assert symbolic.ica_population_classes_numeric(3) == symbolic.ica_population_classes(3)
 
@@ -169,3 +203,22 @@ def test_identical_quadratic_agents_are_always_dominated():
                          np.random.default_rng(3))
     found = hypothesis(mixed)
     assert found["each iteration"]["pooled"] < 0.8 and not found["whole path"]["witnessed"]
+
+
+def test_the_noise_free_escape_is_not_round_off(monkeypatch):
+    # Algorithm 1 from the saddle at 30 and 60 digits leaves at the same iterate as the float64 run from the refined
+    # saddle: a round-off cause would move with the precision. With identical agents (every gradient vanishes at
+    # the saddle of F) the exact replay stays: the check can confirm.
+    from dpverify.reproductions.run.experiments import parameters_of
+    from dpverify.theory.wang_basar import numerics
+    context = CheckContext(parameters=parameters_of("wang-basar", "quick"))
+    measurement = numerics.check_noise_free_trapped(context)
+    precise = measurement.values["precise"]
+    assert precise["30 digits"]["escape_iteration"] == precise["60 digits"]["escape_iteration"] \
+        == measurement.values["saddle_refined"]["escape_iteration"] == 156
+    assert measurement.values["holds"] is False and "not round-off" in measurement.summary
+    printed = Estimation.as_printed()
+    same = Estimation(np.repeat(printed.measurements.mean(axis=0, keepdims=True), 5, axis=0), printed.matrix)
+    monkeypatch.setattr(numerics, "estimation", lambda values: same)
+    alike = numerics.precise_escape(context.parameters["figures-3-4"], 30, 400)
+    assert alike["escape_iteration"] is None and alike["agent_gradient"] < 1e-20

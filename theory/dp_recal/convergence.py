@@ -328,7 +328,9 @@ def lemma3_one_step(dk_block: str):
     return check
 
 
-DK_READINGS = {"lambda_broadcast": "[U eps, 0, 0] (as printed)", "x": "[0, eps, 0] (corrected)"}
+# the printed D^k = [eps^k, 0, 0] puts an n-agent eps^k in the lambda block; U lifting it there is our reading
+DK_READINGS = {"lambda_broadcast": "[U eps, 0, 0] (the printed [eps^k, 0, 0], lifted to the lambda block by U: our "
+                                   "reading)", "x": "[0, eps, 0] (corrected)"}
 
 
 def _lemma4_gaps(context: CheckContext, activation: str, subtracted: str) -> np.ndarray:

@@ -15,6 +15,8 @@ from __future__ import annotations
 import math
 
 import numpy as np
+import sympy as sp
+from scipy import optimize
 
 from dpverify.algorithms.core.noise import PrivacyLedger, gaussian_mechanism
 from dpverify.algorithms.core.privacy import gaussian_dp_epsilon, gdp_mu_of_gaussians
@@ -97,21 +99,81 @@ def sensitivities(lam: float) -> dict[str, dict]:
                            "witness_x": None if witness is None else witness.tolist()}}
 
 
+def data_sensitivity_attained() -> tuple[bool, str]:
+    """(28) is the supremum over Assumption 1's losses, not only a bound: l(u, s) = nu/2 ||u - s||^2 is coercive,
+    its gradient nu (u - s) is nu-Lipschitz in u and nu-Lipschitz in s (l1), and moving one of agent i's n_i samples
+    by a unit l1 step moves M_i = x - lambda grad f_i by exactly nu lambda / n_i (the other samples cancel)."""
+    nu, lam, n = sp.symbols("nu lambda n_i", positive=True)
+    u, s = sp.Matrix(sp.symbols("u1 u2", real=True)), sp.Matrix(sp.symbols("s1 s2", real=True))
+    step = sp.Matrix([1, 0])
+    gradient = nu * (u - s)
+    moved = lam * (gradient.subs({s[0]: s[0] + step[0], s[1]: s[1] + step[1]}) - gradient) / n
+    distance = sp.simplify(sum(abs(m) for m in moved))
+    lipschitz_u = gradient.jacobian(u) == nu * sp.eye(2)             # spectral norm nu
+    lipschitz_s = gradient.jacobian(s) == -nu * sp.eye(2)            # induced l1 norm nu
+    attained = bool(lipschitz_u and lipschitz_s and sp.simplify(distance - nu * lam / n) == 0)
+    return attained, f"l(u, s) = nu/2 ||u - s||^2 (Assumption 1 with constant nu) moves M_i by {distance}"
+
+
 def check_sensitivity(name: str):
+    """A printed sensitivity decided by the one rule for worst-case equalities: exceeded on the Sec. 6.1 instance
+    (a grid of B) refutes; attained by an admissible instance confirms (for (28) the instance's own value
+    4 lambda is below nu lambda, so attainment is shown on the loss of data_sensitivity_attained)."""
     def check(context: CheckContext):
         rows = {lam: sensitivities(lam)[name] for lam in STEPS}
-        refuted = any(r["refuted"] for r in rows.values())
+        exceeded = any(r["refuted"] for r in rows.values())
+        attained = all(r["measured"] >= r["printed"] * (1 - 1e-9) for r in rows.values())
         text = "; ".join(f"lambda = {lam:.3g}: measured {r['measured']:.5g} vs printed {r['printed']:.5g}" for lam, r in rows.items())
         extra = ""
         if name == "state (31)":
             extra = (" — with g_i^k = grad f_i(x_i^k) recomputed (L496); I - lambda Hess has l1 norm > 1 where f_i is nonconvex"
                      f" (witness x = {rows[STEPS[0]]['witness_x']})")
         if name == "data (28)":
-            extra = f" (nu = max(data-Lipschitz {data_lipschitz(_problem()):g}, gradient-Lipschitz on B {gradient_lipschitz(_problem()):.3f}), n_i = 1)"
-        return holds(not refuted, f"{name} l1 sensitivity on a {PROBE_GRID}x{PROBE_GRID} grid of B: {text}{extra}",
-                     **{str(k): str(v) for k, v in rows.items()})
+            attained, witness = data_sensitivity_attained()
+            extra = (f" (nu = max(data-Lipschitz {data_lipschitz(_problem()):g}, gradient-Lipschitz on B "
+                     f"{gradient_lipschitz(_problem()):.3f}), n_i = 1); attained over Assumption 1: {witness}")
+        return Measurement(f"{name} l1 sensitivity on a {PROBE_GRID}x{PROBE_GRID} grid of B: {text}{extra}",
+                           {"exceeded": exceeded, "attained": attained, **{str(k): str(v) for k, v in rows.items()}})
 
     return check
+
+
+THEOREM_EPSILONS = (0.01, 0.1, 0.5, 0.99)   # inside Theorem 6's range (0, 1); the threshold grows with eps
+
+
+def _state_l2_sensitivity(lam: float) -> float:
+    """The l2 distance the Gaussian release sees when x_i^k moves by a unit l1 step ((31)'s neighbours), g recomputed."""
+    problem = _problem()
+    points, measurement = _grid(problem), problem.measurements[AUDIT_AGENT]
+    return sensitivity_probe(lambda shift: (points + shift) - lam * _local_gradient(problem, points + shift, measurement),
+                             [(np.zeros(2), e) for e in UNIT_L1_DIRECTIONS], 1.0, norm="l2").max_distance
+
+
+def failing_delta(sensitivity: float, epsilon: float) -> float:
+    """The largest delta at which Theorem 6's noise (its printed condition with equality: std sqrt(2 ln(1.25/delta))/eps
+    on the release, calibrated to sensitivity 1) is not (eps, delta)-DP at this l2 sensitivity (exact Gaussian
+    mechanism); 0 when it is DP at every delta in (0, 1)."""
+    def excess(log_delta: float) -> float:
+        delta = 10.0**log_delta
+        mu = sensitivity * epsilon / math.sqrt(2 * math.log(1.25 / delta))
+        return float(gaussian_dp_epsilon(delta, mu)) - epsilon
+    if sensitivity <= 1.0 or excess(-300.0) <= 0:      # below 1e-300 the float64 conversion has no say
+        return 0.0
+    return 10.0 ** optimize.brentq(excess, -300.0, -1e-9, xtol=1e-6)
+
+
+def check_theorem_6_privacy(context: CheckContext) -> Measurement:
+    """What (31)'s excess does to Theorem 6's conclusion: at the measured state sensitivity (l2, largest at lambda =
+    0.02), the printed noise fails (eps, delta)-DP exactly for delta below failing_delta; any such delta inside (0, 1) is
+    a witness inside the theorem's hypotheses, and how small it is says how much the excess matters."""
+    sensitivity = _state_l2_sensitivity(AUDIT_STEP)
+    thresholds = {eps: failing_delta(sensitivity, eps) for eps in THEOREM_EPSILONS}
+    shown = ", ".join(f"{d:.2g} at eps = {eps:g}" for eps, d in thresholds.items())
+    return holds(not any(thresholds.values()),
+                 f"l2 sensitivity of the state release {sensitivity:.4g} > 1 (lambda = {AUDIT_STEP}, unit l1 steps of x on "
+                 f"B): the printed noise is not (eps, delta)-DP exactly for delta below {shown} (exact Gaussian "
+                 "mechanism); at every larger delta the classical calibration's slack absorbs the excess",
+                 l2_sensitivity=sensitivity, failing_delta={str(e): d for e, d in thresholds.items()})
 
 
 # ---- audits of one message -----------------------------------------------------------------------------

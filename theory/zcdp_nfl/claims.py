@@ -83,8 +83,8 @@ CLAIMS = (
                 rule=AUDIT)),
     claim("audit-experiments-privacy", "experiment", "L125-L140, L298-L321",
           "The privacy levels of the squared-loss experiments hold",
-          "Figures 1 and 3 (squared loss, noise calibrated with c1 as printed, no clipping) run at the stated total "
-          "(eps, delta) for the adversary of L28.",
+          "Figures 1 and 3 (squared loss, noise calibrated to c1, which the paper does not give, no clipping) run at the "
+          "stated total (eps, delta) for the adversary of L28.",
           Check("sensitivity probe, squared-loss canary", A, audits.probe_sensitivity("squared", False), rule=PROBE),
           Check("sensitivity probe, random squared-loss neighbours", A, audits.probe_random_neighbours("squared", False),
                 rule=PROBE),
