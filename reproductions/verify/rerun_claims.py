@@ -34,16 +34,17 @@ IMPLEMENTATION = "implementation"   # the experiment parameter that names the im
 # the reference at the same values, so it may run smaller than the report, whose quick profile keeps dp-recal's
 # PLF 500 because the paper-level verdicts of its figures turn on it (`verify dp-recal`, cold, 2 cores at load 2-4,
 # 2026-11-28: 2 min 12 s at these sizes, 8 min 14 s at the report's)
-VERIFY_SIZES = {"plf": 100, "datasets": ["ijcnn1", "cifar10"]}
+VERIFY_SIZES = {"dp-recal": {"plf": 100, "datasets": ["ijcnn1", "cifar10"]}}
 
 
 def verify_config(experiment: Experiment, profile: str) -> ExperimentConfig:
-    """The experiment as verify runs it: the profile's values with VERIFY_SIZES in place of those it declares."""
+    """The experiment as verify runs it: an experiment verify re-runs (it declares IMPLEMENTATION) takes its paper's
+    VERIFY_SIZES in place of the profile's values; any other is the profile's."""
     config = experiment.config(profile)
+    sizes = VERIFY_SIZES.get(experiment.paper, {}) if IMPLEMENTATION in config.parameters else {}
     sized = {name: Parameter(name, value, "default", f"dpverify verify's size ({profile} profile: "
                              f"{config.parameters[name].value!r})", profile=True)
-             for name, value in VERIFY_SIZES.items()
-             if name in config.parameters and config.parameters[name].value != value}
+             for name, value in sizes.items() if name in config.parameters and config.parameters[name].value != value}
     return replace(config, parameters={**config.parameters, **sized})
 
 

@@ -37,6 +37,8 @@ def test_verify_runs_its_own_sizes_and_its_checks_read_them():
         assert (sized["plf"], sized["datasets"]) == (100, ["ijcnn1", "cifar10"])
         assert verify_parameters("dp-recal", "quick")[figure]["plf"] == 100
     assert verify_config(by_id["table-4"], "quick").values() == by_id["table-4"].config("quick").values()   # no plf key
+    v0 = verify_parameters("dp-recal", "quick")["v0-figure-2"]        # not re-run by verify: the profile's values
+    assert v0["plf"] == 30
 
 
 def test_which_experiments_and_claims_are_rerun():
