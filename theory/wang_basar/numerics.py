@@ -387,7 +387,8 @@ def precise_escape(values: dict, digits: int, horizon: int) -> dict:
         if any(sum(row) != 1 for row in weights):
             raise ValueError("the rational weights are not row-stochastic")
 
-        def gradient(i: int, x: list) -> list:        # grad f_i (L566): -2 M^T Y_i + 2 M^T M x + 3 kappa ||x|| x
+        # grad f_i (L566) again, as Estimation.agent_gradient has it: that one computes in float64, this in mpmath
+        def gradient(i: int, x: list) -> list:        # -2 M^T Y_i + 2 M^T M x + 3 kappa ||x|| x
             radius = mp.sqrt(x[0] ** 2 + x[1] ** 2)
             return [offsets[i][b] + 2 * (gram[0][b] * x[0] + gram[1][b] * x[1]) + 3 * kappa * radius * x[b] for b in range(2)]
 
@@ -399,9 +400,9 @@ def precise_escape(values: dict, digits: int, horizon: int) -> dict:
         steps = schedule(values)
         states = [list(saddle) for _ in agents]
         for k in range(1, horizon + 1):
-            lam = (_rational(steps.initial) if k <= steps.switch
+            lam = (_rational(steps.initial) if k <= steps.switch          # StepSchedule's law, in mpmath
                    else _rational(steps.scale) * mp.mpf(k) ** (-_rational(steps.power)))
-            sent = [[x[c] - lam * g[c] for c, g in ((c, gradient(j, x)) for c in range(2))] for j, x in zip(agents, states)]
+            sent = [[x[c] - lam * g[c] for c in range(2)] for x, g in ((x, gradient(j, x)) for j, x in zip(agents, states))]
             states = [[sum(weights[i][j] * sent[j][c] for j in agents) for c in range(2)] for i in agents]
             if any(not (problem.low[c] <= x[c] <= problem.high[c]) for x in states for c in range(2)):
                 return {"escape_iteration": None, "left_box_at": k + 1, "agent_gradient": spread}

@@ -72,6 +72,15 @@ UNIT_L1_DIRECTIONS = np.array([[1, 0], [-1, 0], [0, 1], [0, -1], [0.5, 0.5], [0.
 SAMPLE_DIRECTIONS = np.vstack([np.eye(3), -np.eye(3)])
 
 
+def _state_message(problem: Estimation, points: np.ndarray, measurement: np.ndarray, lam: float):
+    """M_i^k as a function of a shift of x_i^k ((31)'s neighbours), g_i^k recomputed at the shifted state (L496)."""
+    return lambda shift: (points + shift) - lam * _local_gradient(problem, points + shift, measurement)
+
+
+def _unit_l1_steps() -> list[tuple[np.ndarray, np.ndarray]]:
+    return [(np.zeros(2), e) for e in UNIT_L1_DIRECTIONS]
+
+
 def printed_sensitivity(theorem: str, lam: float) -> float:
     """The l1 sensitivities the theorems calibrate to: (28) nu lambda^k / n_i (n_i = 1, spec P25),
     (30) lambda^k, (31) 1 (seeds/003 L494-L530)."""
@@ -87,8 +96,7 @@ def sensitivities(lam: float) -> dict[str, dict]:
     data = sensitivity_probe(lambda y: points - lam * _local_gradient(problem, points, y),
                              [(measurement, measurement + e) for e in SAMPLE_DIRECTIONS], nu * lam / 1, norm="l1")
     gradient = sensitivity_probe(lambda g: points - lam * g, [(np.zeros(2), e) for e in UNIT_L1_DIRECTIONS], lam, norm="l1")
-    state = sensitivity_probe(lambda shift: (points + shift) - lam * _local_gradient(problem, points + shift, measurement),
-                              [(np.zeros(2), e) for e in UNIT_L1_DIRECTIONS], 1.0, norm="l1")
+    state = sensitivity_probe(_state_message(problem, points, measurement, lam), _unit_l1_steps(), 1.0, norm="l1")
     witness = points[state.witness_index[1]] if len(state.witness_index) > 1 else None
     return {"data (28)": {"measured": data.max_distance, "printed": printed_sensitivity("theorem-4", lam),
                           "refuted": data.refuted},
@@ -145,8 +153,8 @@ def _state_l2_sensitivity(lam: float) -> float:
     """The l2 distance the Gaussian release sees when x_i^k moves by a unit l1 step ((31)'s neighbours), g recomputed."""
     problem = _problem()
     points, measurement = _grid(problem), problem.measurements[AUDIT_AGENT]
-    return sensitivity_probe(lambda shift: (points + shift) - lam * _local_gradient(problem, points + shift, measurement),
-                             [(np.zeros(2), e) for e in UNIT_L1_DIRECTIONS], 1.0, norm="l2").max_distance
+    return sensitivity_probe(_state_message(problem, points, measurement, lam), _unit_l1_steps(), 1.0,
+                             norm="l2").max_distance
 
 
 def failing_delta(sensitivity: float, epsilon: float) -> float:
