@@ -43,6 +43,10 @@ app = typer.Typer(add_completion=False, no_args_is_help=True, pretty_exceptions_
 
 DEFAULT_OUT = Path("reports")
 DEFAULT_CACHE = Path(".dpverify-cache")
+# an experiment is re-run under the further root seeds of --seeds only below this much CPU (issue 31: "at least 3 root
+# seeds where the experiment is under 5 minutes of CPU; otherwise say it is one seed"): dp-recal's v0 Fig. 4 takes
+# about an hour of CPU in the paper profile, and its claims then say they rest on one seed
+DEFAULT_SEED_CPU_LIMIT = 300.0
 EXIT_HARNESS_ERROR, EXIT_USER_ERROR, EXIT_REFUTED = 1, 2, 3
 
 
@@ -61,6 +65,10 @@ ProfileOpt = Annotated[Profile, typer.Option(help="quick: CI-sized runs; paper: 
 SeedOpt = Annotated[int, typer.Option(min=0, help="root seed (>= 0); every task derives its generator from it and its key")]
 SeedsOpt = Annotated[int, typer.Option(min=1, help="decide each randomized check under this many root seeds (SEED, SEED+1, "
                                                 "...); a verdict that flips between them is inconclusive")]
+SeedCpuLimitOpt = Annotated[float, typer.Option(min=0, help="with --seeds: re-run under the further root seeds only "
+                                                "the experiments whose tasks took less CPU than this (seconds, under "
+                                                "the first seed); the claims reading the others say they rest on one "
+                                                "seed")]
 JobsOpt = Annotated[int, typer.Option("--jobs", "-j", min=1, help="local worker processes")]
 StrictOpt = Annotated[bool, typer.Option(help="exit with status 3 when a claim is refuted; with --baseline, on any "
                                                "change against it")]
@@ -165,6 +173,21 @@ def _seed_contexts(context: CheckContext, seeds: int, experiments=None) -> list[
     roots = [context.root_seed + offset for offset in range(1, seeds)]
     return [replace(context, root_seed=root, memo={}, memo_reads={},
                     **({"experiments": experiments(root)} if experiments else {})) for root in roots]
+
+
+def _repeated_experiments(paper: str, experiments: list, profile: str, runner, root: int, seeds: int,
+                          limit: float) -> list:
+    """The experiments to run again under the further root seeds: those below `limit` CPU seconds (--seed-cpu-limit)
+    under the first seed; the others are named on stderr with their cost."""
+    from dpverify.reproductions.run.experiments import experiment_cpu_seconds
+
+    if seeds < 2:
+        return []
+    cost = {experiment.id: experiment_cpu_seconds(experiment, profile, runner, root) for experiment in experiments}
+    if once := [f"{e} ({cost[e] / 60:.1f} CPU-min)" for e in cost if cost[e] >= limit]:
+        typer.echo(f"{paper}: one root seed only for {', '.join(once)}: at or over --seed-cpu-limit "
+                   f"{limit / 60:g} CPU-min", err=True)
+    return [experiment for experiment in experiments if cost[experiment.id] < limit]
 
 
 def _check_claims(paper: Paper, claim_id: str | None, context: CheckContext, log: Path,
@@ -397,10 +420,12 @@ def reproduce(paper: PaperArg = None,
               out: OutOpt = DEFAULT_OUT,
               cache: CacheOpt = DEFAULT_CACHE, data_dir: DataDirOpt = None,
               seed: SeedOpt = DEFAULT_ROOT_SEED, strict: StrictOpt = False, baseline: BaselineOpt = None,
-              junit: JunitOpt = None, seeds: SeedsOpt = 1, sweep: SweepOpt = None) -> None:
+              junit: JunitOpt = None, seeds: SeedsOpt = 1, sweep: SweepOpt = None,
+              seed_cpu_limit: SeedCpuLimitOpt = DEFAULT_SEED_CPU_LIMIT) -> None:
     """Reproduce the figures, check every claim, and write the report (index.html, <paper>.md, summary.json).
     With --seeds K the experiments run again under K - 1 further root seeds (their results are cached, not
-    drawn), and each randomized check is decided under every seed."""
+    drawn), and each randomized check is decided under every seed; an experiment that took more CPU than
+    --seed-cpu-limit runs under the first seed only, and the checks that read it say so."""
     import tempfile
 
     from dpverify.reproductions.report.publish import (
@@ -443,8 +468,14 @@ def reproduce(paper: PaperArg = None,
             runs.append(run_experiment(experiment, str(profile), runner, seed, out))
         context = CheckContext(profile=str(profile), root_seed=seed, executor=runner, parameters=parameters[entry.id],
                                experiments={run.experiment.id: run.results for run in runs}, datasets=availability())
-        others = _seed_contexts(context, seeds, lambda root: {
-            experiment.id: experiment_results(experiment, str(profile), runner, root) for experiment in experiments[entry.id]})
+        repeated = _repeated_experiments(entry.id, experiments[entry.id], str(profile), runner, seed, seeds,
+                                         seed_cpu_limit)
+
+        def further_seed(root: int) -> dict:
+            prefetch(repeated, str(profile), runner, root)    # one pool for all of them, as the first seed's
+            return {experiment.id: experiment_results(experiment, str(profile), runner, root) for experiment in repeated}
+
+        others = _seed_contexts(context, seeds, further_seed)
         work.experiments_done()
         results = _check_claims(entry, None, context, out / HARNESS_LOG, others, work.checks)
         with tempfile.TemporaryDirectory() as scratch:   # a sweep's results and figures are not the report's
@@ -454,7 +485,7 @@ def reproduce(paper: PaperArg = None,
         work.end(entry.id)
         all_results += results
         provenance = {**environment_provenance(), "root_seed": seed, "seeds": seeds, "jobs": jobs,
-                      "backend": str(backend)}
+                      "backend": str(backend), **({"seed_cpu_limit": seed_cpu_limit} if seeds > 1 else {})}
         records[entry.id] = paper_record(entry, results, [run.record for run in runs], profile=str(profile),
                                          figures_dir=out / "figures", provenance=provenance,
                                          partial=figure is not None, cpu=work.cpu_seconds[entry.id])

@@ -36,14 +36,26 @@ def randomized(claim: Claim) -> Claim | None:
     return replace(claim, checks=checks) if checks else None
 
 
+def _not_repeated(result: CheckResult) -> list[str]:
+    """The experiments a further seed's run did not reproduce, for which the check is not-run under it: `reproduce`
+    re-runs under further seeds only the experiments below its CPU limit (`--seed-cpu-limit`)."""
+    return list(result.evidence.values.get("outside_run", ())) if result.verdict == Verdict.NOT_RUN else []
+
+
 def _combined(seeds: Sequence[int], results: Sequence[CheckResult]) -> CheckResult:
     first = results[0]
-    verdicts = [r.verdict for r in results]
-    if set(verdicts) == {Verdict.NOT_RUN}:     # nothing ran under any seed: nothing to compare
+    if {r.verdict for r in results} == {Verdict.NOT_RUN}:     # nothing ran under any seed: nothing to compare
         return first
-    record = {"root_seeds": list(seeds), "verdicts": [str(v) for v in verdicts],
-              "agreeing": max(Counter(verdicts).values())}
+    not_repeated = sorted({e for r in results[1:] for e in _not_repeated(r)})
+    kept = [(seed, r) for seed, r in zip(seeds, results) if r is first or not _not_repeated(r)]
+    seeds, verdicts = [seed for seed, _ in kept], [r.verdict for _, r in kept]
+    record = {"root_seeds": seeds, "verdicts": [str(v) for v in verdicts], "agreeing": max(Counter(verdicts).values()),
+              **({"not_repeated": not_repeated} if not_repeated else {})}
     values = {**first.evidence.values, "seeds": record}
+    if len(seeds) == 1:
+        summary = (f"{first.evidence.summary} (one root seed: {', '.join(not_repeated)} not reproduced under the "
+                   "further seeds)")
+        return replace(first, evidence=Evidence(summary, values, first.evidence.figure))
     if len(set(verdicts)) == 1:
         summary = f"{first.evidence.summary} (the same verdict under {len(seeds)} root seeds)"
         return replace(first, evidence=Evidence(summary, values, first.evidence.figure))
@@ -54,19 +66,25 @@ def _combined(seeds: Sequence[int], results: Sequence[CheckResult]) -> CheckResu
 
 
 def across_seeds(seeds: Sequence[int], first: ClaimResult, others: Sequence[ClaimResult]) -> ClaimResult:
-    """`first`: the whole claim under seeds[0]; `others`: its `randomized` checks under seeds[1:], in order."""
+    """`first`: the whole claim under seeds[0]; `others`: its `randomized` checks under seeds[1:], in order. A check
+    that a further seed could not run for want of an experiment (`_not_repeated`) is decided on the seeds that ran
+    it, and says which experiment was not repeated."""
     later = [iter(result.results) for result in others]      # in the order of the randomized checks
     checks = tuple(_combined(seeds, [check, *(next(results) for results in later)])
                    if check.method != Method.SYMBOLIC else check for check in first.results)
     return ClaimResult(first.claim, checks)
 
 
-def seeds_agreeing(result: ClaimResult) -> dict[str, int] | None:
-    """{count, agreeing} of a claim run under several seeds: the fewest seeds agreeing on any of its checks."""
+def seeds_agreeing(result: ClaimResult) -> dict[str, Any] | None:
+    """{count, agreeing[, not_repeated]} of a claim run under several seeds: the fewest seeds any of its checks was
+    decided under, the fewest agreeing on any of them, and the experiments not reproduced under further seeds."""
     records = [r.evidence.values["seeds"] for r in result.results if "seeds" in r.evidence.values]
     if not records:
         return None
-    return {"count": len(records[0]["root_seeds"]), "agreeing": min(record["agreeing"] for record in records)}
+    not_repeated = sorted({e for record in records for e in record.get("not_repeated", ())})
+    return {"count": min(len(record["root_seeds"]) for record in records),
+            "agreeing": min(record["agreeing"] for record in records),
+            **({"not_repeated": not_repeated} if not_repeated else {})}
 
 
 # ------------------------------------------------------------------ across a default's plausible range (--sweep)

@@ -204,9 +204,10 @@ FINDINGS_NOTE = ("Statements the paper does not make, checked because a reader w
 # 1.4: optional checks[].decision_argument, checks[].parameters[].decides and papers[].finding_counts, the
 # verdicts of the claims of kind "finding", which papers[].counts leaves out; 1.5: optional papers[].cpu_seconds,
 # the CPU time its experiments' tasks and its checks took when computed, and run.papers, each paper's wall time in
-# the run and what it read from the cache, so a report states what its run cost);
+# the run and what it read from the cache, so a report states what its run cost; 1.6: optional
+# claims[].seeds.not_repeated, the experiments not re-run under further root seeds (reproduce --seed-cpu-limit));
 # reproductions/report/summary.schema.json describes it (bump both together)
-SCHEMA_VERSION = "1.5"
+SCHEMA_VERSION = "1.6"
 SCHEMA_FILE = Path(__file__).with_name("summary.schema.json")
 
 
@@ -393,9 +394,17 @@ def profile_flag(claim: dict[str, Any], paper_profile: dict[str, str]) -> str:
 
 def side_notes(claim: dict[str, Any], paper_profile: dict[str, str]) -> list[str]:
     """What a claim's verdict says after its qualification: its seeds, the paper profile's verdict where it differs."""
-    seeds = claim.get("seeds")
-    return [note for note in (f"{seeds['agreeing']}/{seeds['count']} seeds agree" if seeds else "",
-                              profile_flag(claim, paper_profile)) if note]
+    return [note for note in (seeds_note(claim.get("seeds")), profile_flag(claim, paper_profile)) if note]
+
+
+def seeds_note(seeds: dict[str, Any] | None) -> str:
+    """`3/3 seeds agree`, or that the verdict rests on one root seed because an experiment it reads was too costly to
+    repeat (reproduce --seed-cpu-limit); '' for a claim not run under several seeds."""
+    if not seeds:
+        return ""
+    if seeds["count"] == 1:
+        return f"one root seed ({', '.join(seeds.get('not_repeated', []))} not repeated: over the CPU limit)"
+    return f"{seeds['agreeing']}/{seeds['count']} seeds agree"
 
 
 def summary_sections(record: dict[str, Any], paper_profile: dict[str, str]) -> list[tuple[str, str, list]]:

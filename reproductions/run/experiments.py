@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import math
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -93,6 +94,13 @@ def experiment_results(experiment: Experiment, profile: str, runner: Runner, roo
     neither written nor drawn (the report shows the first seed's)."""
     config = experiment.config(profile)
     return pd.concat(runner(experiment.build_tasks(config), root_seed), ignore_index=True)
+
+
+def experiment_cpu_seconds(experiment: Experiment, profile: str, runner: Runner, root_seed: int) -> float:
+    """The CPU seconds the experiment's tasks took under `root_seed`, as computed now or by the run that cached them
+    (Runner.task_cpu); 0 for tasks this runner has not seen."""
+    return math.fsum(runner.task_cpu.get(task.content_hash(root_seed), 0.0)
+                     for task in experiment.build_tasks(experiment.config(profile)))
 
 
 def prefetch(experiments: list[Experiment], profile: str, runner: Runner, root_seed: int) -> int:

@@ -297,8 +297,8 @@ class Runner:
             for index, frame, cpu in run([(i, tasks[i]) for i in pending], root_seed):
                 frame = as_stored(frame)
                 if self.cache is not None and not is_not_available(frame):   # missing data may be provided later
-                    self.cache.store(tasks[index], root_seed, frame, cpu)
-                    self.task_cpu[tasks[index].content_hash(root_seed)] = cpu   # what a rerun reads back
+                    self.cache.store(tasks[index], root_seed, frame, cpu)   # with its CPU time: a rerun reads it back
+                self.task_cpu[tasks[index].content_hash(root_seed)] = cpu
                 results[index] = frame
                 self.computed += 1
                 self.remote_cpu += cpu if self.backend == "dask" or self.jobs > 1 else 0.0

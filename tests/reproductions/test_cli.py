@@ -116,6 +116,25 @@ def test_reproduce_under_several_seeds_reruns_the_experiments(tmp_path):
     assert len(list((out / "results").glob("*.parquet"))) == 1
 
 
+def test_an_experiment_over_the_seed_cpu_limit_runs_under_one_seed_and_its_claims_say_so(tmp_path):
+    """--seed-cpu-limit 0: no experiment is cheap enough to repeat, so the claims reading figure-1 rest on the first
+    root seed, say which experiment was not repeated, and nothing of the second seed is computed."""
+    import json
+
+    out, cache = tmp_path / "out", tmp_path / "cache"
+    result = run_cli("reproduce", "dpdo-nc", "--figure", "figure-1", "--seeds", "2", "--seed-cpu-limit", "0",
+                     "--out", str(out), "--cache", str(cache))
+    assert result.returncode == 0, result.stderr
+    assert "dpdo-nc: one root seed only for figure-1 (" in result.stderr
+    record = json.loads((out / "summary.json").read_text())["papers"]["dpdo-nc"]
+    claim = {claim["id"]: claim for claim in record["claims"]}["dpdo-nc/sublinear-regret"]
+    assert claim["seeds"] == {"count": 1, "agreeing": 1, "not_repeated": ["figure-1 or long-horizon"]}
+    assert record["provenance"]["seed_cpu_limit"] == 0
+    assert len(list(cache.rglob("*.parquet"))) == 1          # figure-1's one task, under the first seed only
+    markdown = (out / "dpdo_nc.md").read_text()
+    assert "one root seed (figure-1 or long-horizon not repeated: over the CPU limit)" in markdown
+
+
 def test_a_crashing_check_is_a_harness_error_on_its_claim_and_the_others_go_on(tmp_path):
     import typer
 

@@ -254,7 +254,7 @@ def test_older_summaries_stay_valid_and_the_new_fields_are_checked():
     from dpverify.reproductions.report.publish import SCHEMA_FILE, SCHEMA_VERSION
 
     schema = json.loads(SCHEMA_FILE.read_text())
-    assert SCHEMA_VERSION == "1.5" and {"1.2", "1.3", "1.4"} <= set(schema["properties"]["schema_version"]["enum"])
+    assert SCHEMA_VERSION == "1.6" and {"1.2", "1.3", "1.4", "1.5"} <= set(schema["properties"]["schema_version"]["enum"])
     claim = {**_claim("confirmed", []), "qualification": "confirmed but only here"}
     with pytest.raises(jsonschema.ValidationError):
         jsonschema.validate(claim, {"$defs": schema["$defs"], "$ref": "#/$defs/claim"})
