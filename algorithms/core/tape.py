@@ -52,6 +52,18 @@ class NoiseTape:
         out = loc + scale * z
         return float(out) if size is None and out.ndim == 0 else out
 
+    def position(self) -> dict:
+        """Where the tape is, as plain data (numbers, strings, arrays, dicts): what a worker process sends back for
+        the harness's tape to `restore`, so that the harness never unpickles an object built by user code."""
+        return {**vars(self), "_generators": {kind: g.bit_generator.state for kind, g in self._generators.items()}}
+
+    def restore(self, position: dict) -> None:
+        """Continue from a `position` of a copy of this tape (its known fields only)."""
+        for kind, state in position["_generators"].items():
+            self._generators[kind].bit_generator.state = state
+        self.__dict__.update({key: value for key, value in position.items() if key in vars(self)
+                              and key != "_generators"})
+
     def laplace(self, loc=0.0, scale=1.0, size=None):
         return self._draw("laplace", loc, scale, size)
 

@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 
 from dpverify.algorithms.core.errors import InvalidParameterError
-from dpverify.algorithms.core.tape import NoiseTape
+from dpverify.algorithms.core.tape import MirroredTape, NoiseTape
 
 
 def test_the_same_draws_whatever_the_split():
@@ -39,3 +39,18 @@ def test_the_standard_laplace_law():
     assert scipy.stats.kstest(NoiseTape(0).laplace(size=20_000), "laplace").pvalue > 0.001
     with pytest.raises(InvalidParameterError):
         NoiseTape(0).laplace(0.0, -1.0)
+
+
+def test_a_tapes_position_is_plain_data_and_restores_where_its_copy_left_off():
+    """What a worker sends back for the harness's tape (isolation._state): no Generator objects, and a fresh tape of
+    the same seed that restores it draws on exactly as the copy would (also a mirrored tape's pending blocks)."""
+    for make in (lambda: NoiseTape(5), lambda: MirroredTape(5, [1.0, 2.0, 2.0])):
+        worker, here, straight = make(), make(), make()
+        worker.normal(0, 1, size=(2, 3)), worker.laplace(0, 2, size=4), worker.normal(0, 1, size=2)
+        straight.normal(0, 1, size=(2, 3)), straight.laplace(0, 2, size=4), straight.normal(0, 1, size=2)
+        position = worker.position()
+        assert all(isinstance(state, dict) for state in position["_generators"].values())
+        here.restore(position)
+        assert np.array_equal(here.normal(0, 1, size=5), straight.normal(0, 1, size=5))
+        assert np.array_equal(here.laplace(0, 1, size=3), straight.laplace(0, 1, size=3))
+        assert here.drawn == straight.drawn

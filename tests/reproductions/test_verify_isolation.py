@@ -236,3 +236,56 @@ def test_the_batches_shared_by_workers_cover_the_calls_in_order_and_shrink_towar
     assert [i for part in parts for i in range(count)[part]] == list(range(count))
     sizes = [part.stop - part.start for part in parts]
     assert max(sizes) <= BATCH and sizes[:-1] == sorted(sizes[:-1], reverse=True)
+
+
+def test_a_worker_cannot_run_code_in_the_harness_through_what_it_sends_back(tmp_path):
+    """What user code returns, or writes on the worker's socket itself, is unpickled here as plain data and arrays
+    only: a pickle whose loading would call os.mkdir is refused as the user code's failure, and the directory is not
+    created. Plain results and generators still come back."""
+    marker = tmp_path / "pwned"
+    (tmp_path / "evil.py").write_text(textwrap.dedent(f"""
+        import os, sys
+        import numpy as np
+        from multiprocessing.connection import Connection
+
+        class Payload:
+            def __reduce__(self):
+                return (os.mkdir, ({str(marker)!r},))
+
+        def returns(x):
+            return Payload()
+
+        def in_a_transcript(setting, rng):
+            return {{"messages": np.array([Payload()], dtype=object)}}
+
+        def on_the_socket(x):
+            Connection(int(sys.argv[1])).send(("ok", Payload()))
+            return 1.0
+
+        def forged(x):
+            Connection(int(sys.argv[1])).send(7)
+            return 1.0
+
+        def fine(setting, rng):
+            return {{"messages": rng.standard_normal(2) + setting}}
+    """))
+    sys.path.insert(0, str(tmp_path))
+    try:
+        for name, call in (("returns", lambda f: f(1.0)),
+                           ("in_a_transcript", lambda f: f.arrays((1.0, np.random.default_rng(0)), ("messages",))),
+                           ("on_the_socket", lambda f: f(1.0))):
+            runner = Isolated(f"evil:{name}", describe=name)
+            with pytest.raises(ImplementationFailed, match=rf"{name} sent back something other than numbers and "
+                                                            r"arrays in call 1 \(posix\.mkdir\): refused unread"):
+                call(runner)
+            runner.close()
+            assert not marker.exists()
+        with pytest.raises(ImplementationFailed, match="forged sent back an answer that is not the worker's in call 1"):
+            Isolated("evil:forged", describe="forged")(1.0)
+        fine, rng = Isolated("evil:fine"), np.random.default_rng(4)
+        assert np.array_equal(fine.arrays((1.0, rng), ("messages",))["messages"],
+                              np.random.default_rng(4).standard_normal(2) + 1.0)
+        assert rng.bit_generator.state == (mine := np.random.default_rng(4), mine.standard_normal(2))[0].bit_generator.state
+        fine.close()
+    finally:
+        sys.path.remove(str(tmp_path))

@@ -185,17 +185,22 @@ class Isolated:
             where = ""
             try:      # ask where it is (signal handler in _serve); code stuck outside Python cannot answer
                 os.kill(process.pid, signal.SIGUSR1)
-                if connection.poll(2.0) and (said := connection.recv())[0] == "where":
+                if connection.poll(2.0) and (said := _received(connection))[0] == "where":
                     where = f" ({said[1]})"
-            except (OSError, EOFError):
+            except (OSError, EOFError, pickle.UnpicklingError, LookupError, TypeError):   # nothing said, or garbage
                 pass
             raise self._fail(f"{self.describe} did not return within {timeout:g} s {during}{where}: ended "
                              "(--timeout sets the limit)")
         try:
-            answer = connection.recv()
+            answer = _received(connection)
         except (EOFError, OSError):
             process.join(5)
             raise self._fail(f"{self.describe} ended its process {during}: {_ending(process.exitcode)}") from None
+        except pickle.UnpicklingError as refused:    # not a pickle, or one that names a class outside the allow-list
+            raise self._fail(f"{self.describe} sent back something other than numbers and arrays {during} "
+                             f"({refused}): refused unread") from None
+        if not (isinstance(answer, tuple) and len(answer) == 2 and isinstance(answer[0], str)):   # its socket, forged
+            raise self._fail(f"{self.describe} sent back an answer that is not the worker's {during}: refused")
         if answer[0] in ("raised", "failed"):
             message = f"{self.describe} {answer[1]}"
             if answer[0] == "failed":
@@ -345,11 +350,12 @@ def _guided(count: int, workers: int) -> list[slice]:
 
 
 def _state(argument) -> Any:
-    """What a live argument reached in the worker, for its original to adopt (_adopt): a generator's bit-generator
-    state (a small dict; a whole Generator, unpickled, first seeds a new one from the OS), a noise tape's fields."""
+    """What a live argument reached in the worker, for its original to adopt (_adopt), as plain data: a generator's
+    bit-generator state (a small dict; a whole Generator, unpickled, first seeds a new one from the OS), a noise
+    tape's position."""
     if isinstance(argument, np.random.Generator):
         return argument.bit_generator.state
-    return vars(argument) if isinstance(argument, NoiseTape) else None
+    return argument.position() if isinstance(argument, NoiseTape) else None
 
 
 def _adopt(mine, state) -> None:
@@ -357,7 +363,32 @@ def _adopt(mine, state) -> None:
     if isinstance(mine, np.random.Generator):
         mine.bit_generator.state = state
     elif isinstance(mine, NoiseTape):
-        mine.__dict__.update(state)
+        mine.restore(state)
+
+
+# What the harness unpickles from a worker: plain data (numbers, strings, bytes, lists, tuples, dicts, sets) and
+# numpy arrays, scalars and dtypes, nothing else. A worker runs user code, which could send a pickle whose loading
+# runs code in the harness's process (an object with a __reduce__), outside the worker that isolates it; every
+# answer (_answer) is read through this. pickle offers no such restriction itself, hence the allow-list
+# (pickle's documentation, "Restricting Globals").
+ALLOWED_GLOBALS = frozenset({
+    ("builtins", "complex"), ("builtins", "set"), ("builtins", "frozenset"), ("builtins", "bytearray"),
+    ("numpy", "ndarray"), ("numpy", "dtype"),
+    ("numpy._core.multiarray", "_reconstruct"), ("numpy._core.multiarray", "scalar"),
+    ("numpy.core.multiarray", "_reconstruct"), ("numpy.core.multiarray", "scalar"),   # numpy < 2
+})
+
+
+class _PlainData(pickle.Unpickler):
+    def find_class(self, module: str, name: str):
+        if (module, name) not in ALLOWED_GLOBALS:
+            raise pickle.UnpicklingError(f"{module}.{name}")
+        return super().find_class(module, name)
+
+
+def _received(connection):
+    """The next message of a worker, unpickled as plain data only (ALLOWED_GLOBALS)."""
+    return _PlainData(io.BytesIO(connection.recv_bytes())).load()
 
 
 def _ending(exitcode: int | None) -> str:
