@@ -257,6 +257,34 @@ def test_vector_gaussian_transcripts_lda_logistic_and_likelihood_ratio_agree():
     assert auto.details["per_pair"][0]["fit_samples"] == 5_000
 
 
+def test_lda_with_a_known_mean_difference_fits_only_the_scatter_and_sees_a_shift_the_fitted_one_blurs():
+    """LdaScore(difference): w = S^-1 difference, S fitted on the fit part; in 400 dimensions with 2,000 rows to fit,
+    the fitted difference's noise (norm about 0.9) swamps a shift of norm 0.5, the known one does not. Gaussian
+    shift of mu = 0.5 claimed as 0.25-GDP (rho = mu^2 / 2): refuted with the known difference, not with the fitted."""
+    from dpverify.theory.audit.scores import LdaScore
+
+    k, mu = 400, 0.5
+    shift = np.full(k, mu / math.sqrt(k))
+
+    def sample(mean, n, rng):
+        return rng.standard_normal((n, k)) + mean
+    claim = PrivacyClaim(rho=0.25 ** 2 / 2)
+    known = audit(sample, (np.zeros(k), shift), claim, samples=8_000, rng=11, score=LdaScore(shift))
+    fitted = audit(sample, (np.zeros(k), shift), claim, samples=8_000, rng=11, score="lda")
+    assert known.refuted and not fitted.refuted
+    assert known.details["per_pair"][0]["score"]["score"] == "lda, known mean difference"
+    scorer = LdaScore(shift)
+    rows = np.random.default_rng(0).standard_normal((4_000, k))
+    scorer.partial_fit(rows[:2_000], rows[2_000:])
+    scorer.finalize()
+    covariance = np.cov(np.concatenate([rows[:2_000] - rows[:2_000].mean(0), rows[2_000:] - rows[2_000:].mean(0)]).T,
+                        ddof=2)
+    np.testing.assert_allclose(scorer.weights, np.linalg.solve(covariance + 1e-6 * np.mean(np.diag(covariance))
+                                                               * np.eye(k), shift), rtol=1e-6)
+    with pytest.raises(InvalidParameterError, match="known mean difference has 3 entries; the observations have 400"):
+        audit(sample, (np.zeros(k), shift), claim, samples=8_000, rng=11, score=LdaScore(np.ones(3)))
+
+
 # ------------------------------------------------------------------------------------------------ coverage
 
 

@@ -110,12 +110,16 @@ class CallableScore(Scorer):
 
 
 class LdaScore(Scorer):
-    """Fisher's linear discriminant from streamed means and pooled scatter (shifted sums for accuracy)."""
+    """Fisher's linear discriminant from streamed means and pooled scatter (shifted sums for accuracy). With a known
+    `difference` of the two sides' means (computed elsewhere, e.g. from a reference implementation's coupled runs),
+    only the scatter is fitted: the estimated difference's noise, which in k dimensions grows like sqrt(k / n),
+    no longer blurs the direction, and the score is still fitted on samples the events are not tested on."""
 
     kind = "lda"
     needs_fit = True
 
-    def __init__(self) -> None:
+    def __init__(self, difference: np.ndarray | None = None) -> None:
+        self.difference = None if difference is None else np.asarray(difference, dtype=float).ravel()
         self._shift = None
         self._count = [0, 0]
         self._sum = [None, None]
@@ -141,7 +145,10 @@ class LdaScore(Scorer):
         covariance = scatter / max(self._count[0] + self._count[1] - 2, 1)
         scale = float(np.mean(np.diag(covariance)))
         ridge = LDA_RIDGE * scale if scale > 0 else 1.0
-        difference = means[1] - means[0]
+        difference = means[1] - means[0] if self.difference is None else self.difference
+        if difference.shape != means[0].shape:
+            raise InvalidParameterError(f"the known mean difference has {difference.size} entries; the observations "
+                                        f"have {means[0].size}")
         self.weights = np.linalg.solve(covariance + ridge * np.eye(covariance.shape[0]), difference)
         self._means = means
 
@@ -149,7 +156,8 @@ class LdaScore(Scorer):
         return _as_matrix(observations) @ self.weights
 
     def describe(self) -> dict:
-        return {"score": "lda", "weights": self.weights.tolist(), "fit_rows_per_side": self._count[0]}
+        return {"score": "lda" if self.difference is None else "lda, known mean difference",
+                "weights": self.weights.tolist(), "fit_rows_per_side": self._count[0]}
 
 
 class LogisticScore(Scorer):
@@ -255,7 +263,9 @@ def distinct_rows(observations: np.ndarray) -> int:
 def make_scorer(score, observations_are_vectors: bool, pilot: np.ndarray | None = None) -> Scorer:
     """Resolve the `score` argument of `audit`: None -> identity for scalar observations; for vectors,
     "categorical" when the pilot rows are discrete (few distinct rows), else "lda"; a string of
-    SCORE_KINDS; or a callable observations -> (n,)."""
+    SCORE_KINDS; a Scorer (used as it is, fitted here if it needs a fit); or a callable observations -> (n,)."""
+    if isinstance(score, Scorer):
+        return score
     if callable(score) and not isinstance(score, str):
         return CallableScore(score)
     if score is None:
