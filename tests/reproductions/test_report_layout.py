@@ -344,15 +344,36 @@ def test_headers_state_what_the_run_and_its_computation_cost(synthetic):
     assert cost_text(paper) in render_markdown(paper).splitlines()[2]
 
 
-def test_the_committed_paper_report_of_schema_1_3_still_renders(tmp_path):
-    shutil.copy(REPO / "reports" / "paper" / "summary.json", tmp_path / "summary.json")
+def test_the_committed_paper_report_renders_and_so_does_it_as_schema_1_3(tmp_path):
+    """The committed paper report (schema 1.6) renders with its CPU time in each header; the same summary without
+    what 1.5 and 1.6 added (CPU times, the run's per-paper stamp, seeds not repeated), labelled 1.3 as the paper
+    reports made before them, still renders, saying it records no CPU time."""
     shutil.copytree(REPO / "reports" / "paper" / "figures", tmp_path / "figures")
-    render_reports(tmp_path)
-    page = Tree((tmp_path / "index.html").read_text()).root
-    summary = json.loads((tmp_path / "summary.json").read_text())
-    assert summary["schema_version"] == "1.3"
-    assert len(page.find_all("section", "summary")) == len(summary["papers"]) == 4
-    assert "checks computed in 111.0 s (wall; the summary records no CPU time)" in (tmp_path / "dp_recal.md").read_text()
+    summary = json.loads((REPO / "reports" / "paper" / "summary.json").read_text())
+    assert summary["schema_version"] == "1.6"
+    for label, text in (("1.6", json.dumps(summary)), ("1.3", json.dumps(_as_schema_1_3(summary)))):
+        (tmp_path / "summary.json").write_text(text)
+        render_reports(tmp_path)
+        page = Tree((tmp_path / "index.html").read_text()).root
+        assert len(page.find_all("section", "summary")) == len(summary["papers"]) == 4, label
+        header = (tmp_path / "dp_recal.md").read_text().splitlines()[2]
+        seconds = summary["papers"]["dp-recal"]["seconds"]
+        assert (f"{seconds} s (wall; the summary records no CPU time)" in header) == (label == "1.3"), header
+        assert ("computing it took 2 h 51 min 7 s CPU" in header) == (label == "1.6"), header
+
+
+def _as_schema_1_3(summary: dict) -> dict:
+    old = json.loads(json.dumps(summary))
+    old["schema_version"] = "1.3"
+    old["run"].pop("papers", None)
+    for paper in old["papers"].values():
+        paper.pop("cpu_seconds", None)
+        paper.pop("finding_counts", None)
+        for claim in paper["claims"]:
+            if "seeds" in claim:
+                claim["seeds"].pop("not_repeated", None)
+                claim["seeds"]["count"] = max(claim["seeds"]["count"], 2)
+    return old
 
 
 def _spin(rng, size):
