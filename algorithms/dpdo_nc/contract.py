@@ -151,3 +151,18 @@ def replay(setting: DpdoNcSetting, transcript: dict[str, np.ndarray]) -> dict[st
         gradient = setting.costs.own_gradient(t, iterates[t - 1][None])[0]
         predicted[t] = params.mirror.step(z[t - 1], gradient, params.alpha(t, n), params.radius)
     return {"iterates": predicted}
+
+
+def implied_noise(setting: DpdoNcSetting, messages: np.ndarray) -> np.ndarray:
+    """xi_t = q_t - x_t that runs on `setting` with these broadcasts (R, T, N, d) carried, with x_t replayed from the
+    broadcasts alone (x_1 public, then lines 5-7 from the replayed x_t, the runs as one batch): what an adversary
+    who knows the setting infers from the messages (`dpverify verify`'s privacy audit)."""
+    broadcasts = np.moveaxis(np.asarray(messages, dtype=float), 0, 1)               # (T, R, N, d)
+    params, n = setting.params(), setting.num_agents
+    z = mixed(setting.weights, broadcasts)
+    states = np.empty_like(broadcasts)
+    states[0] = setting.x1
+    for t in range(1, setting.horizon):   # a loop over rounds; runs and nodes are one batch
+        gradient = setting.costs.own_gradient(t, states[t - 1])
+        states[t] = params.mirror.step(z[t - 1], gradient, params.alpha(t, n), params.radius)
+    return np.moveaxis(broadcasts - states, 1, 0)

@@ -256,10 +256,19 @@ def replay(setting: ZcdpNflSetting, transcript: dict[str, np.ndarray]) -> dict[s
     broadcasts = np.concatenate([np.zeros((1,) + messages.shape[1:]), messages])    # tilde w^(0..T)
     # g_k at every tilde w^(n-1) at once, the iterations as the batch's replica axis (seeds/004 eq. (5))
     subgradients = setting.problem.local_subgradient(broadcasts[:-1], data, setting.c1 if setting.clip else None)
-    predicted = np.zeros_like(transcript["iterates"])                                 # w^(0) = 0
+    predicted = np.zeros((messages.shape[0] + 1,) + messages.shape[1:])               # w^(0) = 0
     dual = np.zeros(messages.shape[1:])                                               # gamma^(0) = 0
     for n in range(1, setting.horizon + 1):   # a loop over iterations; the clients are one batch
         predicted[n] = primal_update(broadcasts[n - 1], dual, subgradients[n - 1], setting.network, params.rho,
                                      params.step.eta(n))                              # seeds/004 eq. (7)
         dual = dual_update(dual, broadcasts[n], setting.network, params.rho)          # seeds/004 eq. (9)
     return {"iterates": predicted}
+
+
+def implied_noise(setting: ZcdpNflSetting, messages: np.ndarray) -> np.ndarray:
+    """The noise xi^(n) = tilde w^(n) - w^(n) that runs on `setting` with these broadcasts (R, T, N, d) carried, with
+    w^(n) replayed from the broadcasts alone (`replay`, the runs as one batch): what an adversary who knows the
+    setting infers from the messages (`dpverify verify`'s privacy audit)."""
+    by_iteration = np.moveaxis(np.asarray(messages, dtype=float), 0, 1)               # (T, R, N, d)
+    states = replay(setting, {"messages": by_iteration})["iterates"]
+    return np.moveaxis(by_iteration - states[1:], 1, 0)

@@ -191,3 +191,18 @@ def test_the_audit_of_the_whole_run_alone_refutes_noise_two_times_too_small(tmp_
     result = verify("zcdp-nfl", f"{planted(EXAMPLE, tmp_path, scale, scale + ' / 2')}:run", checks=("privacy",),
                     noise="own", claims=False)
     assert result.verdicts["privacy"] == Verdict.REFUTED and result.exit_status == EXIT_NONCONFORMING, result.lines()
+
+
+def test_the_audit_of_the_whole_run_alone_refutes_noise_reused_across_iterations(tmp_path):
+    """Issue 30 item 3: each client's standard draw kept from the first iteration and rescaled by sigma_k(n). The
+    neighbours differ by a constant clipped subgradient, so the messages' mean difference alone does not show it
+    (leak factor 0 with the discriminant); the noise the messages imply under the other neighbour changes from
+    iteration to iteration (Lemma I's step and varphi^(n) weigh the difference differently), under the true one it
+    repeats, and the fit part chooses that score: leak factor 23.1 at root seed 0 (docs/verify.md)."""
+    reused = ("base = base if n > 1 or k > 0 else {}\n"
+              "            base.setdefault(k, rng.standard_normal(d))\n            noise = sigmas[k] * base[k]")
+    result = verify("zcdp-nfl", f"{planted(EXAMPLE, tmp_path, 'noise = sigmas[k] * rng.standard_normal(d)', reused)}:run",
+                    checks=("privacy",), noise="own", claims=False)
+    assert result.verdicts["privacy"] == Verdict.REFUTED and result.exit_status == EXIT_NONCONFORMING, result.lines()
+    line = next(line for line in result.lines() if line.startswith("zcdp-nfl/conformance-privacy"))
+    assert "scored by the implied-noise repetition" in line and float(line.split("leak factor >= ")[1].split()[0]) > 10

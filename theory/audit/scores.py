@@ -33,6 +33,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 import numpy as np
+import scipy.stats
 
 from dpverify.algorithms.core.errors import InvalidDataError, InvalidParameterError
 
@@ -158,6 +159,49 @@ class LdaScore(Scorer):
     def describe(self) -> dict:
         return {"score": "lda" if self.difference is None else "lda, known mean difference",
                 "weights": self.weights.tolist(), "fit_rows_per_side": self._count[0]}
+
+
+class ChosenScore(Scorer):
+    """The candidate that separates the fit part best: each candidate is fitted on the fit part (if it needs a fit)
+    and scored on it, and the one whose two sides' scores lie furthest apart (two-sample Kolmogorov-Smirnov
+    statistic) scores the rest. The choice reads the fit part only, which the events are neither searched nor tested
+    on, so the bound stays valid; candidates that look for different leaks then cost no Bonferroni share. The fit part
+    is kept in memory for the choice."""
+
+    kind = "chosen"
+    needs_fit = True
+
+    def __init__(self, candidates: dict[str, Scorer]) -> None:
+        if not candidates:
+            raise InvalidParameterError("ChosenScore needs at least one candidate score")
+        self.candidates = dict(candidates)
+        self._blocks: list[list[np.ndarray]] = [[], []]
+        self.separation: dict[str, float] = {}
+        self.chosen: str | None = None
+
+    def partial_fit(self, side0: np.ndarray, side1: np.ndarray) -> None:
+        for candidate in self.candidates.values():
+            if candidate.needs_fit:
+                candidate.partial_fit(side0, side1)
+        self._blocks[0].append(side0)
+        self._blocks[1].append(side1)
+
+    def finalize(self) -> None:
+        sides = [np.concatenate(blocks) for blocks in self._blocks]
+        for name, candidate in self.candidates.items():
+            if candidate.needs_fit:
+                candidate.finalize()
+            scores = [candidate(side) for side in sides]
+            self.separation[name] = float(scipy.stats.ks_2samp(*scores).statistic)
+        self.chosen = max(self.separation, key=self.separation.get)   # the first listed on a tie
+        self._blocks = [[], []]
+
+    def __call__(self, observations: np.ndarray) -> np.ndarray:
+        return self.candidates[self.chosen](observations)
+
+    def describe(self) -> dict:
+        return {**self.candidates[self.chosen].describe(), "chosen": self.chosen,
+                "fit_part_separation": self.separation}
 
 
 class LogisticScore(Scorer):

@@ -53,4 +53,4 @@ def claimed(setting: contract.DpdoNcSetting) -> PrivacyClaim:
 SUITE = Suite(
     paper="dpdo-nc", line="L159-L168", setting=setting, reference=contract.REFERENCE, shapes=contract.shapes,
     added_noise=contract.added_noise, calibration=contract.calibration, noise="laplace", neighbours=neighbours, observe=every_message,
-    claimed=claimed, replay=contract.replay)
+    claimed=claimed, replay=contract.replay, implied_noise=contract.implied_noise)

@@ -39,13 +39,14 @@ import scipy.stats
 from dpverify.algorithms.core.errors import ImplementationError  # raised here; importable from here too
 from dpverify.algorithms.core.tape import NoiseTape
 from dpverify.theory.audit import PrivacyClaim, audit
-from dpverify.theory.audit.scores import LdaScore
+from dpverify.theory.audit.scores import CallableScore, ChosenScore, LdaScore
 from dpverify.theory.claims import Check, Claim, Measurement, Method, NothingToMeasure, holds
 from dpverify.theory.door.isolation import Isolated
 from dpverify.theory.execution import CheckContext, task_seed_sequence
 from dpverify.theory.instruments.stats import SIGNIFICANCE
 from dpverify.theory.rules import audit_lower_bounds, calibrated_noise, exact, fits_identity
 from dpverify.theory.verify.noise_law import measure as measure_noise_law
+from dpverify.theory.verify.replayed_noise import repetition_score
 
 RELATIVE_TOLERANCE = 1e-9    # default: exact conformance; a per-agent loop sums in another order than a batched code (~1e-15 per round, plausible 1e-12-1e-6)
 ABSOLUTE_TOLERANCE = 1e-12   # default: the same, for values near 0
@@ -100,6 +101,10 @@ class Suite:
     # contract.replay: (setting, transcript) -> {array: what the paper's update computes from the transcript's own
     # inputs, shaped as that array, NaN where nothing is predicted (a released message's noise)}; None: not yet
     replay: Callable[[Any, Mapping[str, np.ndarray]], dict[str, np.ndarray]] | None = None
+    # contract.implied_noise: (setting, messages (R, T, N, d)) -> the noise those messages carried had the runs been on
+    # that setting, replayed from the messages alone; the privacy audit then also scores noise reused across rounds
+    # (replayed_noise.py). None: the audit scores with the discriminant alone
+    implied_noise: Callable[[Any, np.ndarray], np.ndarray] | None = None
 
 
 def transcript(implementation: Callable, setting: Any, rng: Any,
@@ -448,13 +453,18 @@ def check_privacy(suite: Suite, implementation: Callable, context: CheckContext)
     # not estimate, so that its noise in hundreds of dimensions does not blur it): less noise, noise reused or a state
     # in the clear change the scatter, which the fit sees; the mean difference is the algorithm's, which replay judges
     direction = reference_difference(suite, first, second, context.root_seed)
+    score = LdaScore(direction)
+    if suite.implied_noise is not None:   # and the noise the messages imply, repeated across rounds: chosen on the fit part
+        reuse = repetition_score(suite.implied_noise, suite.calibration, (first, second),
+                                 suite.shapes(first)["messages"])
+        score = ChosenScore({"discriminant": score, "implied-noise repetition": CallableScore(reuse)})
 
     def sample(neighbour, n, rng):   # a Generator per run: independent runs, which may go to several workers
         runs = transcripts(implementation, [(neighbour, child) for child in rng.spawn(n)], suite.shapes)
         return np.stack([suite.observe(run) for run in runs])
     try:
         result = audit(sample, (first, second), claim, samples=AUDIT_SAMPLES[context.profile],
-                       confidence=context.audit_confidence, score=LdaScore(direction),
+                       confidence=context.audit_confidence, score=score,
                        rng=task_seed_sequence(context.root_seed, f"verify/{suite.paper}/audit"))
     except ImplementationError as error:
         raise NothingToMeasure(str(error)) from error
@@ -464,8 +474,9 @@ def check_privacy(suite: Suite, implementation: Callable, context: CheckContext)
         ("leak factor", result.tradeoff_factor_lower_bound, None if claim.tradeoff is None else 1.0))
         if claimed is not None}       # every quantity the claim states, so none is printed but not decided
     rounds = f"{first.horizon} round{'s' if first.horizon != 1 else ''}"
-    return Measurement(f"the implementation's own messages on neighbouring settings ({rounds}), what the paper's "
-                       f"adversary observes: {result.summary()}", {**evidence.values, "lower_bounds": bounds})
+    scored = f", scored by the {score.chosen} (the fit part's choice)" if isinstance(score, ChosenScore) else ""
+    return Measurement(f"the implementation's own messages on neighbouring settings ({rounds}{scored}), what the "
+                       f"paper's adversary observes: {result.summary()}", {**evidence.values, "lower_bounds": bounds})
 
 
 def conformance_claims(suite: Suite, implementation: Callable) -> tuple[Claim, ...]:

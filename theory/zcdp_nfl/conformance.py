@@ -68,4 +68,5 @@ def claimed(setting: contract.ZcdpNflSetting) -> PrivacyClaim:
 SUITE = Suite(
     paper="zcdp-nfl", line="L83-L100", setting=setting, reference=contract.REFERENCE, shapes=contract.shapes,
     added_noise=contract.added_noise, calibration=contract.calibration, noise="normal", neighbours=neighbours,
-    observe=every_message, claimed=claimed, replay=contract.replay)
+    observe=every_message, claimed=claimed, replay=contract.replay,
+    implied_noise=contract.implied_noise)
