@@ -88,30 +88,47 @@ class WangBasarSetting:
 
 @dataclass(frozen=True, eq=False)
 class GradientShifted:
-    """Agent `agent`'s cost f + <shift, x>: its gradient moved by `shift` at every x (the audit's neighbours)."""
+    """Agent `agent`'s cost f + <shift, x> (+ the wiggle): its gradient moved by `shift` at every x (the audit's
+    neighbours), and by wiggle (1 + sin(frequency x_1)) / 2 along e_1, the gradient of
+    wiggle/2 (x_1 - cos(frequency x_1) / frequency): a term that differs from round to round as x moves."""
 
     oracle: Gradient
     agent: int
     shift: np.ndarray
+    wiggle: float = 0.0
+    frequency: float = 0.0
 
     def __call__(self, states: np.ndarray) -> np.ndarray:
         gradients = np.array(self.oracle(states), dtype=float)
         gradients[..., self.agent, :] += self.shift
+        if self.wiggle:
+            gradients[..., self.agent, 0] += wiggle_term(self.wiggle, self.frequency, states[..., self.agent, 0])
         return gradients
 
 
 @dataclass(frozen=True, eq=False)
 class AgentGradientShifted:
-    """`GradientShifted` one agent at a time (WangBasarSetting.agent_oracle): agent `agent`'s gradient moved by `shift`,
-    the others' as `agent_oracle` gives them."""
+    """`GradientShifted` one agent at a time (WangBasarSetting.agent_oracle): agent `agent`'s gradient moved by `shift`
+    (and the wiggle), the others' as `agent_oracle` gives them."""
 
     agent_oracle: Callable[[int, np.ndarray], np.ndarray]
     agent: int
     shift: np.ndarray
+    wiggle: float = 0.0
+    frequency: float = 0.0
 
     def __call__(self, j: int, x: np.ndarray) -> np.ndarray:
         gradient = self.agent_oracle(j, x)
-        return gradient + self.shift if j == self.agent else gradient
+        if j != self.agent:
+            return gradient
+        gradient = gradient + self.shift
+        if self.wiggle:
+            gradient[0] += wiggle_term(self.wiggle, self.frequency, x[0])
+        return gradient
+
+
+def wiggle_term(wiggle: float, frequency: float, first_coordinate):
+    return wiggle * (1.0 + np.sin(frequency * first_coordinate)) / 2.0
 
 
 def setting_of(oracle: Gradient, params: WangBasarParams, x1: np.ndarray, horizon: int,
@@ -189,20 +206,22 @@ def calibration(setting: WangBasarSetting) -> np.ndarray:
     return setting.schedule(np.arange(1, setting.horizon + 1)) * math.sqrt(setting.sigma_var)
 
 
-def neighbours(setting: WangBasarSetting, agent: int = 0, horizon: int = 1, sigma_var: float | None = None
-               ) -> tuple[WangBasarSetting, WangBasarSetting]:
+def neighbours(setting: WangBasarSetting, agent: int = 0, horizon: int = 1, sigma_var: float | None = None,
+               wiggle: float = 0.0, frequency: float = 0.0) -> tuple[WangBasarSetting, WangBasarSetting]:
     """Neighbouring settings for Theorem 5 (gradients, L518-L524): agent `agent`'s cost f + <c, x> and f - <c, x>,
     c = e_1 / 2, so its gradient differs by e_1 at every x (l1 distance 1, Definition 1; l2 distance 1, the worst
     l2 case of (30)); `horizon` rounds (x^1 is public, so the message of round 1 releases g^1 through one Gaussian
-    mechanism); `sigma_var` (None: the setting's) the noise variance of the audited run."""
+    mechanism); `sigma_var` (None: the setting's) the noise variance of the audited run. `wiggle` in [0, 1]: the
+    second cost also gets `GradientShifted`'s wiggle, so the difference is e_1 (1 - wiggle (1 + sin(frequency
+    x_1)) / 2), of l1 norm in [1 - wiggle, 1] (still neighbours) and changing as x moves."""
     c = np.zeros(setting.dim)
     c[0] = 0.5
     variance = setting.sigma_var if sigma_var is None else sigma_var
     # a per-agent oracle is kept, shifted as well: the audit runs a per-agent loop 20,000 times (`dpverify verify`)
-    return tuple(replace(setting, oracle=GradientShifted(setting.oracle, agent, sign * c),
+    return tuple(replace(setting, oracle=GradientShifted(setting.oracle, agent, sign * c, extra, frequency),
                          agent_oracle=None if setting.agent_oracle is None else
-                         AgentGradientShifted(setting.agent_oracle, agent, sign * c),
-                         horizon=horizon, sigma_var=variance) for sign in (1.0, -1.0))
+                         AgentGradientShifted(setting.agent_oracle, agent, sign * c, extra, frequency),
+                         horizon=horizon, sigma_var=variance) for sign, extra in ((1.0, 0.0), (-1.0, wiggle)))
 
 
 def replay(setting: WangBasarSetting, transcript: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
@@ -221,3 +240,16 @@ def replay(setting: WangBasarSetting, transcript: dict[str, np.ndarray]) -> dict
     lam = setting.schedule(np.arange(1, setting.horizon + 1))[:, None, None]
     states = iterates[:-1]                                            # x^1..x^T, (T, N, d)
     return {"iterates": predicted, "mechanism": states - lam * setting.oracle(states)}   # step's M_j^k (L496)
+
+
+def implied_noise(setting: WangBasarSetting, messages: np.ndarray) -> np.ndarray:
+    """-lambda^k n_j^k = m_j^k - M_j^k that runs on `setting` with these messages (R, T, N, d) carried, with x^k
+    replayed from the messages alone (x^1 public, then eq. (9); `replay`, the runs as one batch): what an adversary
+    who knows the setting infers from the messages (`dpverify verify`'s privacy audit)."""
+    by_round = np.moveaxis(np.asarray(messages, dtype=float), 0, 1)                    # (T, R, N, d)
+    states = np.empty_like(by_round)
+    states[0] = setting.x1
+    states[1:] = mix(setting.weights, by_round[:-1])                                    # eq. (9)
+    lam = setting.schedule(np.arange(1, setting.horizon + 1))[:, None, None, None]
+    gradients = setting.oracle(states.reshape(-1, *states.shape[2:])).reshape(states.shape)
+    return np.moveaxis(by_round - (states - lam * gradients), 1, 0)

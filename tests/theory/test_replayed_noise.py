@@ -35,7 +35,7 @@ def test_repetition_reads_a_per_agent_scale_and_scores_an_agent_without_noise_ze
     assert values.shape == (4, 3) and np.all(values[:, 2] == 0) and np.all(values[:, :2] > 0)
 
 
-@pytest.mark.parametrize("paper", ["zcdp-nfl", "dpdo-nc"])
+@pytest.mark.parametrize("paper", ["zcdp-nfl", "dpdo-nc", "wang-basar"])
 def test_implied_noise_replayed_from_the_messages_alone_is_the_noise_the_reference_added(paper):
     """Under the neighbour a run was on, the noise replayed from its messages (the runs as one batch) is the noise it
     added, to rounding; under the other neighbour it differs in the audited agent only."""
@@ -83,3 +83,14 @@ def test_the_chosen_score_is_the_candidate_that_separates_the_fit_part_best():
     assert chosen.chosen in ("second", "lda") and chosen.separation[chosen.chosen] == max(chosen.separation.values())
     np.testing.assert_array_equal(chosen(side1), chosen.candidates[chosen.chosen](side1))
     assert chosen.describe()["chosen"] == chosen.chosen
+
+
+def test_wang_basar_neighbours_per_agent_oracle_gives_the_batched_oracles_gradients_wiggle_included():
+    """The per-agent oracle an implementation calls (the audit's second neighbour carries the wiggle) gives the batched
+    oracle's gradients, which the reference and the implied noise use (the pair itself: test_verify_wang_basar.py)."""
+    suite = suite_of("wang-basar")
+    pair = suite.neighbours(suite.setting(CheckContext(profile="quick", parameters=parameters_of("wang-basar", "quick"))))
+    states = np.random.default_rng(4).uniform(-3, 3, size=(5,) + pair[0].x1.shape)
+    for setting in pair:
+        per_agent = np.array([[setting.agent_oracle(j, x[j]) for j in range(x.shape[0])] for x in states])
+        np.testing.assert_allclose(per_agent, setting.oracle(states), rtol=1e-13, atol=1e-15)
