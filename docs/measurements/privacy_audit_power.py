@@ -1,5 +1,5 @@
 """What verify's whole-run privacy audit catches: the leak factor it prints for bugs planted into copies of each
-paper's example (`--checks privacy --noise own`, root seed 0, the quick profile's 10,000 runs per side).
+paper's example (`--checks privacy --noise own`, the default root seed 20240221, the quick profile's 10,000 runs per side).
 Run from the checkout: python docs/measurements/privacy_audit_power.py (about 7 minutes on 2 cores; docs/verify.md)."""
 import sys
 import tempfile
@@ -36,6 +36,7 @@ for paper in ("dpdo-nc", "zcdp-nfl", "wang-basar"):
         spec = f"{example}:run" if plant is None else f"{planted(example, Path(tempfile.mkdtemp()), *plant)}:run"
         result = verify(paper, spec, checks=("privacy",), noise="own", claims=False)
         line = next(line for line in result.lines() if "conformance-privacy" in line)
-        score = "R" if "scored by the implied-noise repetition" in line else "D"   # the fit part's choice (docs/verify.md)
+        score = {"discriminant": "D", "implied-noise repetition": "R", "implied-noise likelihood ratio": "L"}[
+            line.split("scored by the ")[1].split(" (the fit part")[0]]   # the fit part's choice (docs/verify.md)
         print(f"{paper} | {name} | {result.verdicts['privacy']} | {line.split('leak factor >= ')[1].split()[0]} {score}",
               flush=True)

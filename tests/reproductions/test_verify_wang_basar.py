@@ -196,7 +196,7 @@ def test_the_audit_neighbours_differ_in_one_gradient_by_at_most_an_l1_unit_over_
 ])
 def test_the_audit_of_the_whole_run_alone_refutes_privacy_bugs_of_own_noise_code(bug, original, replacement, tmp_path):
     """Issue 30 item 3: the privacy check alone, --noise own, observing every message of the 10 rounds, refutes a
-    state sent in the clear after round 1 (leak factor about 18), noise 2x too small (about 1.5; root seed 0, 99.75%)
+    state sent in the clear after round 1 (leak factor about 18), noise 2x too small (about 1.5; the default root seed, 99.75%)
     and noise reused every round (about 18: the neighbours' gradient difference has a part that changes with x, so the
     noise the messages imply repeats under one neighbour only; docs/verify.md); the evidence names the composed GDP
     curve and the score the fit part chose."""

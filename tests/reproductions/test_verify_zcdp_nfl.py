@@ -185,7 +185,7 @@ def test_the_setting_states_the_budget_in_the_papers_terms_and_phi1_agrees():
 
 def test_the_audit_of_the_whole_run_alone_refutes_noise_two_times_too_small(tmp_path):
     """Issue 30 item 3: the privacy check alone, --noise own, observing every broadcast of the 10 iterations, refutes
-    noise 2x too small (leak factor about 1.5 at root seed 0, 99.75%; it read 0.80 when the score estimated the mean
+    noise 2x too small (leak factor about 1.5 at the default root seed, 99.75%; it read 0.80 when the score estimated the mean
     difference from the implementation's own runs: docs/verify.md, "The privacy audit")."""
     scale = "sigmas[k] = sensitivity / np.sqrt(2.0 * phi)"
     result = verify("zcdp-nfl", f"{planted(EXAMPLE, tmp_path, scale, scale + ' / 2')}:run", checks=("privacy",),
@@ -198,7 +198,7 @@ def test_the_audit_of_the_whole_run_alone_refutes_noise_reused_across_iterations
     neighbours differ by a constant clipped subgradient, so the messages' mean difference alone does not show it
     (leak factor 0 with the discriminant); the noise the messages imply under the other neighbour changes from
     iteration to iteration (Lemma I's step and varphi^(n) weigh the difference differently), under the true one it
-    repeats, and the fit part chooses that score: leak factor 23.1 at root seed 0 (docs/verify.md)."""
+    repeats, and the fit part chooses that score: leak factor 23.1 at the default root seed (docs/verify.md)."""
     reused = ("base = base if n > 1 or k > 0 else {}\n"
               "            base.setdefault(k, rng.standard_normal(d))\n            noise = sigmas[k] * base[k]")
     result = verify("zcdp-nfl", f"{planted(EXAMPLE, tmp_path, 'noise = sigmas[k] * rng.standard_normal(d)', reused)}:run",

@@ -9,7 +9,7 @@ from dpverify.reproductions.verify.command import suite_of
 from dpverify.theory.audit.scores import CallableScore, ChosenScore, LdaScore
 from dpverify.theory.execution import CheckContext
 from dpverify.theory.verify.conformance import transcript
-from dpverify.theory.verify.replayed_noise import repetition, repetition_score
+from dpverify.theory.verify.replayed_noise import likelihood_ratio_score, repetition, repetition_score
 
 
 def test_repetition_is_zero_for_a_reused_draw_either_way_and_the_sum_of_squared_steps_otherwise():
@@ -94,3 +94,19 @@ def test_wang_basar_neighbours_per_agent_oracle_gives_the_batched_oracles_gradie
     for setting in pair:
         per_agent = np.array([[setting.agent_oracle(j, x[j]) for j in range(x.shape[0])] for x in states])
         np.testing.assert_allclose(per_agent, setting.oracle(states), rtol=1e-13, atol=1e-15)
+
+
+@pytest.mark.parametrize("paper, penalty", [("zcdp-nfl", lambda u: u * u / 2), ("dpdo-nc", np.abs)])
+def test_the_likelihood_ratio_score_is_the_log_density_ratio_of_the_implied_standard_noise(paper, penalty):
+    """ln p_first - ln p_second from the noise implied under each neighbour, standardized by the calibration: the
+    Gaussian or Laplace log densities summed over every entry; larger on the first neighbour's runs on average."""
+    suite = suite_of(paper)
+    pair = suite.neighbours(suite.setting(CheckContext(profile="quick", parameters=parameters_of(paper, "quick"))))
+    shape = suite.shapes(pair[0])["messages"]
+    score = likelihood_ratio_score(suite.implied_noise, suite.calibration, suite.noise, pair, shape)
+    runs = [np.stack([transcript(suite.reference, side, np.random.default_rng(seed), suite.shapes)["messages"]
+                      for seed in range(200)]) for side in pair]
+    scale = np.broadcast_to(np.asarray(suite.calibration(pair[0])).reshape(shape[0], -1), shape[:2])[None, :, :, None]
+    first, second = (penalty(suite.implied_noise(side, runs[0]) / scale) for side in pair)
+    np.testing.assert_allclose(score(runs[0].reshape(200, -1)), (second - first).sum(axis=(1, 2, 3)), rtol=1e-12)
+    assert score(runs[0].reshape(200, -1)).mean() > 0 > score(runs[1].reshape(200, -1)).mean()

@@ -46,7 +46,7 @@ from dpverify.theory.execution import CheckContext, task_seed_sequence
 from dpverify.theory.instruments.stats import SIGNIFICANCE
 from dpverify.theory.rules import audit_lower_bounds, calibrated_noise, exact, fits_identity
 from dpverify.theory.verify.noise_law import measure as measure_noise_law
-from dpverify.theory.verify.replayed_noise import repetition_score
+from dpverify.theory.verify.replayed_noise import likelihood_ratio_score, repetition_score
 
 RELATIVE_TOLERANCE = 1e-9    # default: exact conformance; a per-agent loop sums in another order than a batched code (~1e-15 per round, plausible 1e-12-1e-6)
 ABSOLUTE_TOLERANCE = 1e-12   # default: the same, for values near 0
@@ -455,9 +455,11 @@ def check_privacy(suite: Suite, implementation: Callable, context: CheckContext)
     direction = reference_difference(suite, first, second, context.root_seed)
     score = LdaScore(direction)
     if suite.implied_noise is not None:   # and the noise the messages imply, repeated across rounds: chosen on the fit part
-        reuse = repetition_score(suite.implied_noise, suite.calibration, (first, second),
-                                 suite.shapes(first)["messages"])
-        score = ChosenScore({"discriminant": score, "implied-noise repetition": CallableScore(reuse)})
+        replayed = (suite.implied_noise, suite.calibration, (first, second), suite.shapes(first)["messages"])
+        score = ChosenScore({"discriminant": score,
+                             "implied-noise repetition": CallableScore(repetition_score(*replayed)),
+                             "implied-noise likelihood ratio": CallableScore(
+                                 likelihood_ratio_score(replayed[0], replayed[1], suite.noise, *replayed[2:]))})
 
     def sample(neighbour, n, rng):   # a Generator per run: independent runs, which may go to several workers
         runs = transcripts(implementation, [(neighbour, child) for child in rng.spawn(n)], suite.shapes)

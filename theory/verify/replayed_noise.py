@@ -24,10 +24,9 @@ def repetition(noise: np.ndarray, scale: np.ndarray) -> np.ndarray:
     calibration scale (T,) or (T, N). Of the two ways to reuse a draw, the smaller of
     sum_n ||xi^(n) / s_n - xi^(n-1) / s_(n-1)||^2 (the standard draw kept, rescaled each round) and
     sum_n ||xi^(n) - xi^(n-1)||^2 / (s_n s_(n-1)) (the noise vector kept): (R, N). An agent with no noise scores 0."""
-    scale = np.broadcast_to(np.asarray(scale, dtype=float).reshape(noise.shape[1], -1), noise.shape[1:3])
-    scale = scale.reshape(scale.shape + (1,) * (noise.ndim - 3))
+    scale = _per_entry(noise, scale)
     positive = scale > 0
-    standard = noise / np.where(positive, scale, 1.0)
+    standard = _standard(noise, scale)
     products = scale[1:] * scale[:-1]
     steps = (noise.shape[0], noise.shape[1] - 1, noise.shape[2], -1)    # (R, T - 1, N, the rest)
     kept_standard = ((standard[:, 1:] - standard[:, :-1]) ** 2 * positive[1:]).reshape(steps)
@@ -50,3 +49,33 @@ def repetition_score(implied_noise: Callable[[Any, np.ndarray], np.ndarray], cal
         return second - first
     score.__name__ = "implied-noise repetition"
     return score
+
+
+def likelihood_ratio_score(implied_noise: Callable[[Any, np.ndarray], np.ndarray],
+                           calibration: Callable[[Any], np.ndarray], family: str, neighbours: tuple[Any, Any],
+                           message_shape: tuple[int, ...]) -> Callable[[np.ndarray], np.ndarray]:
+    """observations (n, k) -> (n,): ln p_first - ln p_second of the whole run under the paper's mechanism (fresh noise
+    of the calibrated scale, `family` "laplace" or "normal"), the noise under each neighbour implied by the messages.
+    The paper's adaptive composition makes this the exact likelihood ratio of its own algorithm's transcript, the
+    Neyman-Pearson score against a mechanism with less noise (where a linear score is not, for Laplace noise)."""
+    penalty = {"laplace": np.abs, "normal": lambda u: u * u / 2.0}[family]        # -ln density of a standard draw
+    scales = [np.asarray(calibration(setting), dtype=float) for setting in neighbours]
+
+    def score(observations: np.ndarray) -> np.ndarray:
+        messages = np.asarray(observations, dtype=float).reshape((-1,) + tuple(message_shape))
+        first, second = (_standard(implied_noise(setting, messages), scale) for setting, scale in zip(neighbours, scales))
+        return (penalty(second) - penalty(first)).reshape(messages.shape[0], -1).sum(axis=1)
+    score.__name__ = "implied-noise likelihood ratio"
+    return score
+
+
+def _per_entry(noise: np.ndarray, scale: np.ndarray) -> np.ndarray:
+    """The calibration scale (T,) or (T, N) shaped to broadcast against noise (R, T, N, ...)."""
+    scale = np.broadcast_to(np.asarray(scale, dtype=float).reshape(noise.shape[1], -1), noise.shape[1:3])
+    return scale.reshape(scale.shape + (1,) * (noise.ndim - 3))
+
+
+def _standard(noise: np.ndarray, scale: np.ndarray) -> np.ndarray:
+    """noise (R, T, N, ...) / its calibration scale (T,) or (T, N); 0 where the scale is 0."""
+    scale = _per_entry(noise, scale)
+    return np.where(scale > 0, noise / np.where(scale > 0, scale, 1.0), 0.0)
