@@ -1,6 +1,6 @@
 """What verify's whole-run privacy audit catches: the leak factor it prints for bugs planted into copies of each
 paper's example (`--checks privacy --noise own`, the default root seed 20240221, the quick profile's 10,000 runs per side).
-Run from the checkout: python docs/measurements/privacy_audit_power.py (about 7 minutes on 2 cores; docs/verify.md)."""
+Run from the checkout: python docs/measurements/privacy_audit_power.py (about 10 minutes on 2 cores; docs/verify.md)."""
 import sys
 import tempfile
 from pathlib import Path
@@ -26,12 +26,21 @@ CLEAR = {
     "wang-basar": ("noise = rng.normal(0.0, std, size=d)", "noise = rng.normal(0.0, std, size=d) * (k == 1)"),
 }
 SCALE = {"dpdo-nc": DPDO_SIGMA, "zcdp-nfl": ZCDP_SIGMA, "wang-basar": WB_STD}
+MORE = {   # the other privacy bugs docs/verify.md names
+    "dpdo-nc": {"one noise vector shared by all nodes": (LAPLACE, "shared = rng.laplace(0.0, 1.0, size=d)\n"
+                                                                  "        q = [x[i] + sigma * shared for i in range(n)]"),
+                "the same noise in every run": (LAPLACE, "fixed = np.random.default_rng(t)\n"
+                                                         "        q = [x[i] + fixed.laplace(0.0, sigma, size=d) for i in range(n)]"),
+                "Gaussian of the Laplace variance": (LAPLACE, "q = [x[i] + rng.normal(0.0, np.sqrt(2.0) * sigma, size=d) "
+                                                              "for i in range(n)]")},
+    "zcdp-nfl": {"per-sample clipping skipped": ("gradients = clipped(gradients, setting.c1)", "pass")},
+}
 
 for paper in ("dpdo-nc", "zcdp-nfl", "wang-basar"):
     room = paper.replace("-", "_")
     example = Path(f"examples/{room}/my_{room}.py")
     cases = {"correct": None, "clear after round 1": CLEAR[paper], "reused": REUSED[paper]}
-    cases |= {f"{f}x too small": (SCALE[paper], f"{SCALE[paper]} / {f}") for f in (2, 3, 4)}
+    cases |= {f"{f}x too small": (SCALE[paper], f"{SCALE[paper]} / {f}") for f in (2, 3, 4)} | MORE.get(paper, {})
     for name, plant in cases.items():
         spec = f"{example}:run" if plant is None else f"{planted(example, Path(tempfile.mkdtemp()), *plant)}:run"
         result = verify(paper, spec, checks=("privacy",), noise="own", claims=False)
