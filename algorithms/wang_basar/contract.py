@@ -128,6 +128,7 @@ class AgentGradientShifted:
 
 
 def wiggle_term(wiggle: float, frequency: float, first_coordinate):
+    """wiggle (1 + sin(frequency x_1)) / 2: the gradient, along e_1, of wiggle/2 (x_1 - cos(frequency x_1) / frequency)."""
     return wiggle * (1.0 + np.sin(frequency * first_coordinate)) / 2.0
 
 

@@ -102,8 +102,8 @@ class Suite:
     # inputs, shaped as that array, NaN where nothing is predicted (a released message's noise)}; None: not yet
     replay: Callable[[Any, Mapping[str, np.ndarray]], dict[str, np.ndarray]] | None = None
     # contract.implied_noise: (setting, messages (R, T, N, d)) -> the noise those messages carried had the runs been on
-    # that setting, replayed from the messages alone; the privacy audit then also scores noise reused across rounds
-    # (replayed_noise.py). None: the audit scores with the discriminant alone
+    # that setting, replayed from the messages alone; the privacy audit then also scores that noise (its repetition
+    # across rounds and its likelihood ratio, replayed_noise.py). None: the audit scores with the discriminant alone
     implied_noise: Callable[[Any, np.ndarray], np.ndarray] | None = None
 
 
@@ -454,7 +454,7 @@ def check_privacy(suite: Suite, implementation: Callable, context: CheckContext)
     # in the clear change the scatter, which the fit sees; the mean difference is the algorithm's, which replay judges
     direction = reference_difference(suite, first, second, context.root_seed)
     score = LdaScore(direction)
-    if suite.implied_noise is not None:   # and the noise the messages imply, repeated across rounds: chosen on the fit part
+    if suite.implied_noise is not None:   # and two scores of the noise the messages imply: chosen on the fit part
         replayed = (suite.implied_noise, suite.calibration, (first, second), suite.shapes(first)["messages"])
         score = ChosenScore({"discriminant": score,
                              "implied-noise repetition": CallableScore(repetition_score(*replayed)),

@@ -1,15 +1,16 @@
-"""The noise the messages imply, drawn again: a score of verify's privacy audit for noise reused across rounds.
+"""The noise the messages imply, replayed under each neighbour: two scores of verify's privacy audit.
 
 An adversary who knows the setting up to the one record or cost that differs (the neighbouring pair) replays each
 agent's states from the messages alone (the paper's update; contract.implied_noise) and reads off the noise every
-message carried, once per neighbour. Under the neighbour the run was on, noise reused across rounds shows as the
-same vector in consecutive rounds (or the same standard draw, rescaled by the round's calibration); under the other
-neighbour the implied noise also carries the difference of the two neighbours' updates, which changes from round to
-round wherever the paper's update weighs it differently (zCDP-NFL: Lemma I's step 1/(2 rho |N_k| + 1/eta^(n)) and
-the schedule varphi^(n)). With fresh noise the score is as noisy under both neighbours; with reused noise it
-separates them completely. It is a fixed function of the messages, so the audit's bound stays valid whatever it
-scores (theory/audit/scores.py).
-"""
+message carried, once per neighbour. Two scores of it:
+- the repetition: under the neighbour the run was on, noise reused across rounds shows as the same vector in
+  consecutive rounds (or the same standard draw, rescaled by the round's calibration); under the other neighbour the
+  implied noise also carries the difference of the two neighbours' updates, which changes from round to round
+  wherever the paper's update weighs it differently (zCDP-NFL: Lemma I's step 1/(2 rho |N_k| + 1/eta^(n)) and the
+  schedule varphi^(n)). With fresh noise it is as noisy under both neighbours; with reused noise it separates them;
+- the likelihood ratio of the whole run under the paper's mechanism, the exact one of the paper's own transcript.
+Each is a fixed function of the messages (non-finite values mapped to finite ones), so the audit's bound stays
+valid whatever it scores (theory/audit/scores.py)."""
 
 from __future__ import annotations
 
@@ -46,7 +47,7 @@ def repetition_score(implied_noise: Callable[[Any, np.ndarray], np.ndarray], cal
         messages = np.asarray(observations, dtype=float).reshape((-1,) + tuple(message_shape))
         first, second = (repetition(implied_noise(setting, messages), scale).sum(axis=1)
                          for setting, scale in zip(neighbours, scales))
-        return second - first
+        return _finite(second - first)
     score.__name__ = "implied-noise repetition"
     return score
 
@@ -63,8 +64,9 @@ def likelihood_ratio_score(implied_noise: Callable[[Any, np.ndarray], np.ndarray
 
     def score(observations: np.ndarray) -> np.ndarray:
         messages = np.asarray(observations, dtype=float).reshape((-1,) + tuple(message_shape))
-        first, second = (_standard(implied_noise(setting, messages), scale) for setting, scale in zip(neighbours, scales))
-        return (penalty(second) - penalty(first)).reshape(messages.shape[0], -1).sum(axis=1)
+        first, second = (_standard(implied_noise(setting, messages), scale)
+                         for setting, scale in zip(neighbours, scales))
+        return _finite((penalty(second) - penalty(first)).reshape(messages.shape[0], -1).sum(axis=1))
     score.__name__ = "implied-noise likelihood ratio"
     return score
 
@@ -79,3 +81,8 @@ def _standard(noise: np.ndarray, scale: np.ndarray) -> np.ndarray:
     """noise (R, T, N, ...) / its calibration scale (T,) or (T, N); 0 where the scale is 0."""
     scale = _per_entry(noise, scale)
     return np.where(scale > 0, noise / np.where(scale > 0, scale, 1.0), 0.0)
+
+
+def _finite(values: np.ndarray) -> np.ndarray:
+    """A score for every run, whatever messages an implementation sent (the auditor takes finite scores only)."""
+    return np.nan_to_num(values, nan=0.0, posinf=np.finfo(float).max, neginf=-np.finfo(float).max)
