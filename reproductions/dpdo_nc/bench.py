@@ -26,8 +26,16 @@ from dpverify.algorithms.dpdo_nc.algorithm import (
     paper_schedule,
     run_dpdo_nc,
 )
-from dpverify.reproductions.bench.papers import Contenders, run_grid, run_paper_bench
-from dpverify.reproductions.bench.timing import DEFAULT_REPEATS
+from dpverify.reproductions.bench.papers import TIMING_SEED, Contenders, run_grid, run_paper_bench
+from dpverify.reproductions.bench.timing import (
+    DEFAULT_REPEATS,
+    Target,
+    interleaved_seconds,
+    load_average,
+    paired_ratio,
+    verdict_number,
+)
+from dpverify.reproductions.run.threads import limit_blas_threads
 
 REPLICAS, ITERATIONS = 1000, 100   # the issue's 1000 replicas (6 nodes); per-round times on 100 rounds
 LOOP_ITERATIONS = 2                # the loop's time per round, on fewer rounds
@@ -37,6 +45,7 @@ CHECK_ITERATIONS = 3
 GRID_ITERATIONS = 20
 THETA, EPSILON, RADIUS = 4.030198, 1.0, 3.0
 SENSOR_RADIUS = 4.0                # grid sensors on a sphere of this radius (as the `distinct` layout)
+REGRET_SHARE = Target("regret_tracker_share", "regret tracker / regret-on round", 0.25, at_most=True)   # issue 32
 
 
 def ring_schedule(agents: int) -> Schedule:
@@ -162,7 +171,27 @@ def grid_contenders(replicas: int, agents: int, dim: int) -> Contenders:
 
 def run_benchmarks(*, replicas: int | None = None, iterations: int | None = None, repeats: int = DEFAULT_REPEATS,
                    echo: Callable[[str], None] = print) -> dict[str, float]:
-    return run_paper_bench(contenders(replicas or REPLICAS, iterations or ITERATIONS), repeats=repeats, echo=echo)
+    replicas, iterations = replicas or REPLICAS, iterations or ITERATIONS
+    results = run_paper_bench(contenders(replicas, iterations), repeats=repeats, echo=echo)
+    return results | regret_share(replicas, iterations, repeats, echo)
+
+
+def regret_share(replicas: int, iterations: int, repeats: int, echo: Callable[[str], None]) -> dict[str, float]:
+    """The regret tracker's share of a regret-on round (issue 32 item 3): run_dpdo_nc with regret on and off,
+    interleaved, on the same draws; the share (on - off) / on paired within each repeat."""
+    setting = Setting(localization_instance(np.random.default_rng(0), iterations), paper_schedule())
+
+    def run(regret: bool) -> Callable[[], object]:
+        return lambda: run_dpdo_nc(setting.costs, setting.schedule, setting.params, horizon=iterations,
+                                   replicas=replicas, rng=np.random.default_rng(TIMING_SEED), dim=setting.dim,
+                                   regret=regret)
+    with limit_blas_threads():
+        seconds = interleaved_seconds({"on": run(True), "off": run(False)}, repeats=repeats,
+                                      description="regret share")
+    share = paired_ratio(seconds["on"] - seconds["off"], seconds["on"])
+    echo(f"  {REGRET_SHARE.line(share, unit='')} (R = {replicas}, {iterations} rounds, load average {load_average()})")
+    return {REGRET_SHARE.key: share.value, f"{REGRET_SHARE.key}_ci_low": share.low,
+            f"{REGRET_SHARE.key}_ci_high": share.high, f"{REGRET_SHARE.key}_met": verdict_number(REGRET_SHARE, share)}
 
 
 def run_grid_benchmarks(*, echo: Callable[[str], None] = print, **options) -> dict[str, float]:

@@ -21,8 +21,10 @@ from dpverify.algorithms.core.projections import (
     project_l1_ball_weighted,
 )
 from dpverify.algorithms.dpdo_nc.algorithm import (
+    GRADIENT_AT_SENSOR,
     PAPER_MATRICES,
     DpdoNcParams,
+    Localization,
     NodeReplaced,
     Schedule,
     localization_instance,
@@ -138,3 +140,25 @@ def test_bad_input():
     with pytest.raises(InvalidDataError, match="outside Omega"):
         run_dpdo_nc(instance, paper_schedule(), DpdoNcParams(1.0, THETA, SquaredEuclidean()), horizon=5, replicas=1,
                     rng=np.random.default_rng(0), x1=np.array([3.0, 1.0]))
+
+
+@pytest.mark.parametrize("layout", ["paper", "distinct", "pairs"])
+def test_global_gradient_sums_every_nodes_gradient_term_by_term_to_rounding(layout):
+    """sum_j grad f_t^j(x^i) against the direct (R, N, N, d) sum of (1 - d_j / r_ij)(x_i - s_j) (0 at a sensor): nodes
+    that share a sensor are summed as one term (the paper's layout: all six at one point), to 1e-12 relative; the
+    distinct layout bit for bit."""
+    rng = np.random.default_rng(7)
+    costs = localization_instance(rng, 5, sensor_layout="distinct" if layout == "distinct" else "paper")
+    if layout == "pairs":   # three sensors, each shared by two nodes
+        costs = Localization(np.repeat(rng.normal(size=(3, 2)), 2, axis=0), costs.distances, costs.target)
+    x = rng.normal(size=(40, 6, 2))
+    x[0, 2] = costs.sensors[1]                                        # a point at a sensor: its terms are 0 there
+    gap = x[:, :, None, :] - costs.sensors[None, None]
+    r = np.linalg.norm(gap, axis=-1)
+    factor = np.where(r < GRADIENT_AT_SENSOR, 0.0, 1.0 - costs.distances[2] / np.maximum(r, GRADIENT_AT_SENSOR))
+    direct = np.einsum("rij,rijd->rid", factor, gap)
+    ours = costs.global_gradient(3, x)
+    if layout == "distinct":
+        np.testing.assert_array_equal(ours, direct)
+    else:
+        np.testing.assert_allclose(ours, direct, rtol=1e-12, atol=1e-14)

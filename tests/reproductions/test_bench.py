@@ -352,3 +352,15 @@ def test_grid_for_a_paper_without_one_is_a_user_error():
     result = runner.invoke(cli.app, ["bench", "wang-basar", "--grid"])
     assert result.exit_code != 0
     assert "no --grid for paper 'wang-basar'; grids exist for: dpdo-nc, zcdp-nfl" in str(result.exception)
+
+
+def test_the_regret_share_is_the_paired_share_of_a_regret_on_round(monkeypatch):
+    """Issue 32 item 3: (on - off) / on per repeat, its median and interval decide the 25% target (known timings)."""
+    on, off = np.array([4.0, 4.0, 4.1, 3.9, 4.0, 4.2, 4.0, 4.0, 4.0]), np.array([3.0, 3.1, 3.0, 3.0, 3.2, 3.0, 2.9, 3.0, 3.0])
+    monkeypatch.setattr(dpdo_bench, "interleaved_seconds", lambda runs, **options: {"on": on, "off": off})
+    lines = []
+    results = dpdo_bench.regret_share(3, 2, len(on), lines.append)
+    shares = np.sort((on - off) / on)
+    assert results["regret_tracker_share"] == pytest.approx(np.median(shares), rel=1e-12)
+    assert results["regret_tracker_share_ci_low"] <= 0.25 <= results["regret_tracker_share_ci_high"]
+    assert np.isnan(results["regret_tracker_share_met"]) and "(target <= 0.25): undecided" in lines[0]
