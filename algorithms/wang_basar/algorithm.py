@@ -24,12 +24,19 @@ from dpverify.algorithms.core.errors import (
 )
 from dpverify.algorithms.core.mixing import agent_major, mix, mix_per_link
 from dpverify.algorithms.core.network import Network, metropolis_weights
-from dpverify.algorithms.core.noise import PrivacyLedger, gaussian_mechanism
+from dpverify.algorithms.core.noise import (
+    PrivacyLedger,
+    Release,
+    gaussian_mechanism,
+    gaussian_release,
+    gaussian_releases,
+)
 from dpverify.algorithms.core.rowwise import row_sum
 from dpverify.algorithms.core.validation import require_finite, require_positive_int
 
 NOISE_DRAWS = ("per_agent", "per_link")   # spec Sec. 2.3 item 1: (8) indexes n_j^k by sender only (literal default)
 WEIGHT_TOLERANCE = 1e-10                  # float tolerance of symmetry / stochasticity of W
+RELEASE_LABEL = "wang-basar/eq-8"          # the ledger label of the eq. (8) release
 GRAPHS = ("ring", "path", "star", "complete")
 
 
@@ -196,7 +203,7 @@ Gradient = Callable[[np.ndarray], np.ndarray]   # (R, m, d) -> (R, m, d): row i 
 
 
 def step(states: np.ndarray, k: int, gradient: Gradient, params: WangBasarParams, rng: np.random.Generator,
-         ledger: PrivacyLedger | None = None) -> tuple[np.ndarray, np.ndarray]:
+         ledger: PrivacyLedger | None = None, release: Release | None = None) -> tuple[np.ndarray, np.ndarray]:
     """One iteration: returns (x^{k+1}, messages). messages are what is on the wire before the public
     factor w_ij: (R, m, d) x_j^k - lambda^k (g_j^k + n_j^k) per sender (per_agent), or (R, m_receiver,
     m_sender, d) (per_link)."""
@@ -208,9 +215,11 @@ def step(states: np.ndarray, k: int, gradient: Gradient, params: WangBasarParams
         # eq. (8): lambda^k n_j^k ~ N(0, (lambda^k)^2 sigma_var I) is the released noise (L528); assumed
         # l2 sensitivity lambda^k is that of the gradient (eq. (30), Theorem 5).
         noise_std = lam * math.sqrt(params.sigma_var)
-        if params.noise_draw == "per_agent":
+        if release is not None:                          # planned by `planned_releases`: the same draw and record
+            messages = gaussian_release(mechanism, release, rng, ledger)
+        elif params.noise_draw == "per_agent":
             messages = gaussian_mechanism(mechanism, lam, noise_std, rng, ledger=ledger, iteration=k,
-                                          label="wang-basar/eq-8")
+                                          label=RELEASE_LABEL)
         else:
             replicas, m, d = mechanism.shape
             copies = np.broadcast_to(mechanism[:, None], (replicas, m, m, d)).reshape(replicas * m, m, d)
@@ -249,6 +258,19 @@ class Trajectory:
         return cls(mean, consensus, iterates[-1].copy(), {k: iterates[k - 1].copy() for k in wanted})
 
 
+def planned_releases(params: WangBasarParams, steps: int) -> list[Release] | None:
+    """The Gaussian releases of eq. (8) at k = 1..steps, planned and checked once (core/noise.py,
+    gaussian_releases): step's per_agent release with the same sensitivity lambda^k and noise lambda^k sqrt(sigma_var)
+    without planning it again every round (the planning was half of what the release added to the draw at R = 1000,
+    m = 5, d = 2, measured). None where step does not release per agent (Algorithm 1, per_link)."""
+    if params.algorithm != 2 or params.noise_draw != "per_agent" or steps < 1:
+        return None
+    lams = np.array([params.schedule(k) for k in range(1, steps + 1)])
+    sensitivity = np.repeat(lams[:, None], params.num_agents, axis=1)
+    return gaussian_releases(sensitivity, sensitivity * math.sqrt(params.sigma_var), range(1, steps + 1),
+                             [RELEASE_LABEL] * steps)
+
+
 def run(gradient: Gradient, initial: np.ndarray, params: WangBasarParams, iterations: int, rng: np.random.Generator,
         *, ledger: PrivacyLedger | None = None, snapshot_at=(), post_mix: Callable[[np.ndarray], np.ndarray] | None = None
         ) -> Trajectory:
@@ -263,13 +285,14 @@ def run(gradient: Gradient, initial: np.ndarray, params: WangBasarParams, iterat
     consensus = np.empty((iterations, replicas))
     wanted = set(int(k) for k in snapshot_at)
     snapshots = {}
+    releases = planned_releases(params, iterations - 1)
     for k in range(1, iterations + 1):   # a loop over time steps; replicas and agents are batched
         mean[k - 1], consensus[k - 1] = consensus_moments(states)
         if k in wanted:
             snapshots[k] = states.copy()
         if k == iterations:
             break
-        states, _ = step(states, k, gradient, params, rng, ledger)
+        states, _ = step(states, k, gradient, params, rng, ledger, None if releases is None else releases[k - 1])
         if post_mix is not None:
             states = post_mix(states)
     if not np.all(np.isfinite(states)):

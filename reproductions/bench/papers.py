@@ -38,6 +38,8 @@ from dpverify.reproductions.bench.timing import (
     paired_ratio,
     verdict_number,
 )
+from dpverify.algorithms.core.mixing import agent_major
+from dpverify.algorithms.core.noise import PrivacyLedger, gaussian_release, gaussian_releases
 from dpverify.reproductions.run.allocator import settle_allocator
 from dpverify.reproductions.run.threads import limit_blas_threads
 
@@ -157,6 +159,40 @@ def run_paper_bench(contenders: Contenders, *, repeats: int = DEFAULT_REPEATS,
         echo(f"{contenders.title}; load average {load_average()} at the start; {allocator}")
         per_round = seconds_per_round(contenders, repeats, contenders.title.split(",")[0])
         return report_paper_timings(contenders, per_round, echo)
+
+
+RELEASE_SHARE = Target("release_share", "noise release beyond its draw / reference round", 0.10, at_most=True)
+
+
+def release_share(contenders: Contenders, agents: int, dim: int, repeats: int,
+                  echo: Callable[[str], None]) -> dict[str, float]:
+    """What the Gaussian release adds to its raw draw, as a share of a reference round (issue 32 item 3): the
+    reference over its rounds, that many planned releases (core/noise.py `gaussian_release`: the values' check, the
+    draw, the ledger record, the re-layout and the scaled add) of a state (R, N, d) laid out as the reference keeps
+    it, and that many raw draws, interleaved; (releases - draws) / reference paired within each repeat."""
+    rounds, shape = contenders.rounds, (contenders.replicas, agents, dim)
+    state = agent_major(np.random.default_rng(CHECK_SEED).standard_normal(shape))
+    planned = gaussian_releases(np.ones((rounds, agents)), np.full((rounds, agents), 0.5), range(1, rounds + 1),
+                                ["bench"] * rounds)
+
+    def releases() -> None:
+        rng, ledger = np.random.default_rng(TIMING_SEED), PrivacyLedger()
+        for release in planned:
+            gaussian_release(state, release, rng, ledger)
+
+    def draws() -> None:
+        rng = np.random.default_rng(TIMING_SEED)
+        for _ in range(rounds):
+            rng.standard_normal(shape)
+    with limit_blas_threads():
+        seconds = interleaved_seconds({"reference": lambda: contenders.reference(np.random.default_rng(TIMING_SEED),
+                                                                                rounds),
+                                       "releases": releases, "draws": draws}, repeats=repeats,
+                                      description="release share")
+    share = paired_ratio(seconds["releases"] - seconds["draws"], seconds["reference"])
+    echo(f"  {RELEASE_SHARE.line(share, unit='')} (load average {load_average()})")
+    return {RELEASE_SHARE.key: share.value, f"{RELEASE_SHARE.key}_ci_low": share.low,
+            f"{RELEASE_SHARE.key}_ci_high": share.high, f"{RELEASE_SHARE.key}_met": verdict_number(RELEASE_SHARE, share)}
 
 
 def report_paper_timings(contenders: Contenders, per_round: dict[str, np.ndarray],

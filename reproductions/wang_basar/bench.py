@@ -20,7 +20,7 @@ from dpverify.algorithms.wang_basar.algorithm import (
     run,
 )
 from dpverify.algorithms.wang_basar.problems import Estimation
-from dpverify.reproductions.bench.papers import Contenders, run_paper_bench
+from dpverify.reproductions.bench.papers import Contenders, release_share, run_paper_bench
 from dpverify.reproductions.bench.timing import DEFAULT_REPEATS
 
 REPLICAS, ITERATIONS = 1000, 200    # the 1000 replicas; per-iteration times on 200 iterations
@@ -116,4 +116,6 @@ def contenders(replicas: int, iterations: int) -> Contenders:
 
 def run_benchmarks(*, replicas: int | None = None, iterations: int | None = None, repeats: int = DEFAULT_REPEATS,
                    echo: Callable[[str], None] = print) -> dict[str, float]:
-    return run_paper_bench(contenders(replicas or REPLICAS, iterations or ITERATIONS), repeats=repeats, echo=echo)
+    setting = contenders(replicas or REPLICAS, iterations or ITERATIONS)
+    results = run_paper_bench(setting, repeats=repeats, echo=echo)
+    return results | release_share(setting, NUM_AGENTS, 2, repeats, echo)

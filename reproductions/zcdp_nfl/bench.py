@@ -23,7 +23,7 @@ from dpverify.algorithms.zcdp_nfl.algorithm import (
     run_zcdp_nfl,
     sensitivity_bound,
 )
-from dpverify.reproductions.bench.papers import Contenders, run_grid, run_paper_bench
+from dpverify.reproductions.bench.papers import Contenders, release_share, run_grid, run_paper_bench
 from dpverify.reproductions.bench.timing import DEFAULT_REPEATS
 
 NUM_AGENTS, NUM_SAMPLES, DIM = 50, 50, 8                 # seeds/004 L304
@@ -159,7 +159,9 @@ def grid_contenders(replicas: int, agents: int, dim: int) -> Contenders:
 
 def run_benchmarks(*, replicas: int | None = None, iterations: int | None = None, repeats: int = DEFAULT_REPEATS,
                    echo: Callable[[str], None] = print) -> dict[str, float]:
-    return run_paper_bench(contenders(replicas or REPLICAS, iterations or ITERATIONS), repeats=repeats, echo=echo)
+    setting = contenders(replicas or REPLICAS, iterations or ITERATIONS)
+    results = run_paper_bench(setting, repeats=repeats, echo=echo)
+    return results | release_share(setting, NUM_AGENTS, DIM, repeats, echo)
 
 
 def run_grid_benchmarks(*, echo: Callable[[str], None] = print, **options) -> dict[str, float]:

@@ -364,3 +364,14 @@ def test_the_regret_share_is_the_paired_share_of_a_regret_on_round(monkeypatch):
     assert results["regret_tracker_share"] == pytest.approx(np.median(shares), rel=1e-12)
     assert results["regret_tracker_share_ci_low"] <= 0.25 <= results["regret_tracker_share_ci_high"]
     assert np.isnan(results["regret_tracker_share_met"]) and "(target <= 0.25): undecided" in lines[0]
+
+
+def test_the_release_share_is_what_the_release_adds_to_its_draw_over_a_round(monkeypatch):
+    """Issue 32 item 3: (releases - draws) / reference per repeat decides the 10% target (known timings)."""
+    from dpverify.reproductions.bench import papers
+    seconds = {"reference": np.full(9, 10.0), "releases": np.full(9, 3.0) + np.arange(9) * 0.01, "draws": np.full(9, 2.5)}
+    monkeypatch.setattr(papers, "interleaved_seconds", lambda runs, **options: seconds)
+    lines = []
+    results = papers.release_share(wang_bench.contenders(3, 2), wang_bench.NUM_AGENTS, 2, 9, lines.append)
+    assert results["release_share"] == pytest.approx(0.054, rel=1e-12)
+    assert results["release_share_met"] == 1.0 and "(target <= 0.1): met" in lines[0]
