@@ -630,9 +630,10 @@ def bench(paper: PaperArg = None,
           repeats: Annotated[int, typer.Option(min=1, help="rounds of interleaving: every implementation is timed "
                                                "once per round, in rotated order; a target can be decided from "
                                                f"{MIN_REPEATS} on (a 95% interval for a median)")] = DEFAULT_REPEATS,
-          grid: Annotated[bool, typer.Option(help="instead of the defaults: reference vs vectorized on R in {1,10,100} "
-                                             "x N in {10,50,200} x d in {2,8} for the papers with a grid (zcdp-nfl, "
-                                             "dpdo-nc), with fitted scaling exponents; takes several minutes")] = False,
+          grid: Annotated[bool, typer.Option(help="instead of the defaults: reference vs vectorized on R in "
+                                             "{1,10,100,1000} x N in {10,50,200} x d in {8,64,512} (cells of at most "
+                                             "3e7 state entries) for the papers with a grid (zcdp-nfl, dpdo-nc), with "
+                                             "fitted scaling exponents; takes about 20 minutes a paper")] = False,
           audit: Annotated[bool, typer.Option(help="also benchmark the privacy auditor")] = True,
           verify: Annotated[bool, typer.Option(help="also time `dpverify verify` on each paper's per-agent-loop "
                                                "example: the conformance checks alone (budget 15 s), and the default "

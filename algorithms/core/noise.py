@@ -179,10 +179,16 @@ def gaussian_release(values: np.ndarray, release: Release, rng: np.random.Genera
                      ledger: PrivacyLedger | None = None) -> np.ndarray:
     """values + N(0, sigma_k^2 I) for agent k in every replica, for a release planned by `gaussian_releases`: the
     part of `gaussian_mechanism` that depends on the values (their check, the draw, the ledger entry)."""
+    return _release_planned(values, release, GAUSSIAN, rng, ledger)
+
+
+def _release_planned(values: np.ndarray, release: Release, mechanism: str, rng: np.random.Generator,
+                     ledger: PrivacyLedger | None) -> np.ndarray:
+    """A planned release of `mechanism`, checked to fit the values."""
     values, num_agents = _check_values(values)
-    if release.mechanism != GAUSSIAN or release.scale.shape != (num_agents,):
+    if release.mechanism != mechanism or release.scale.shape != (num_agents,):
         raise InvalidParameterError(
-            f"gaussian_release needs a Gaussian release planned for {num_agents} agents (gaussian_releases); got a "
+            f"the {mechanism} release needs a {mechanism} release planned for {num_agents} agents; got a "
             f"{release.mechanism} release for {release.scale.shape[0]} agents")
     return _release_checked(values, release, rng, ledger)
 
@@ -190,7 +196,7 @@ def gaussian_release(values: np.ndarray, release: Release, rng: np.random.Genera
 def _release_checked(values: np.ndarray, release: Release, rng: np.random.Generator,
                      ledger: PrivacyLedger | None) -> np.ndarray:
     """The draw, the ledger entry and the noisy values, for values and a release both checked already."""
-    noise = rng.standard_normal(values.shape)
+    noise = rng.laplace(0.0, 1.0, size=values.shape) if release.mechanism == LAPLACE else rng.standard_normal(values.shape)
     if ledger is not None:
         ledger.record(release)
     return _add_scaled(values, noise, release.scale)
@@ -212,18 +218,27 @@ def laplace_mechanism(
     Prop. 1.4). b must be > 0 unless sensitivity_l1 == 0.
     """
     values, num_agents = _check_values(values)
+    return _release_checked(values, laplace_plan(sensitivity_l1, scale, num_agents, iteration, label), rng, ledger)
+
+
+def laplace_plan(sensitivity_l1, scale, num_agents: int, iteration: int = 0, label: str = "") -> Release:
+    """The Release of one Laplace mechanism call, checked: what `laplace_mechanism` records. A run that releases a
+    state a block of replicas at a time records it once and draws each block with `laplace_release`."""
     sensitivity_l1 = _per_agent("sensitivity_l1", sensitivity_l1, num_agents)
     scale = _per_agent("scale", scale, num_agents)
     if np.any((scale == 0) & (sensitivity_l1 > 0)):
         raise InvalidParameterError(
             "Laplace scale b must be > 0 where the l1-sensitivity is > 0 (eps = Delta_1/b, Dwork & Roth Thm 3.6)"
         )
-    noise = rng.laplace(0.0, 1.0, size=values.shape)
     epsilon = _ratio_or_zero(sensitivity_l1, scale)
-    zcdp = epsilon**2 / 2.0
-    if ledger is not None:
-        ledger.record(Release(int(iteration), LAPLACE, sensitivity_l1, scale, zcdp, epsilon, label))
-    return _add_scaled(values, noise, scale)
+    return Release(int(iteration), LAPLACE, sensitivity_l1, scale, epsilon**2 / 2.0, epsilon, label)
+
+
+def laplace_release(values: np.ndarray, release: Release, rng: np.random.Generator,
+                    ledger: PrivacyLedger | None = None) -> np.ndarray:
+    """values + Laplace(0, b_k) noise for agent k in every replica, for a release planned by `laplace_plan`. The
+    draw runs in (R, N, d) order, so consecutive blocks of replicas draw what one call on them all draws."""
+    return _release_planned(values, release, LAPLACE, rng, ledger)
 
 
 def _add_scaled(values: np.ndarray, noise: np.ndarray, scale: np.ndarray) -> np.ndarray:

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from dpverify.algorithms.core.blocking import Scratch, row_blocks
+from dpverify.algorithms.core.blocking import SCRATCH_ELEMENTS, Scratch, row_blocks
 from dpverify.algorithms.core.errors import InvalidDataError, InvalidParameterError
 from dpverify.algorithms.core.mixing import copy_vectors
 from dpverify.algorithms.core.validation import require_finite, require_positive
@@ -205,7 +205,7 @@ class Problem:
         by_agent = rows.swapaxes(0, 1)              # (N, rows, d): contiguous for an agent-major state (core/mixing.py)
         total = np.empty(by_agent.shape)            # agent-major, as the state
         per_row = data.num_agents * data.num_samples
-        for block in row_blocks(rows.shape[0], per_row, into_scratch=scratch is not None):
+        for block in row_blocks(rows.shape[0], per_row, None if scratch is None else SCRATCH_ELEMENTS):
             shape = (data.num_agents, block.stop - block.start, data.num_samples)
             affine_shape = shape[:2] + (data.dim + 1,)                              # [w_k^T, 1] per row
             affine = np.empty(affine_shape) if scratch is None else scratch.array("affine", affine_shape)

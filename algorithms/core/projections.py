@@ -12,6 +12,13 @@ from dpverify.algorithms.core.errors import InvalidDataError, InvalidParameterEr
 from dpverify.algorithms.core.rowwise import row_sum
 
 
+# Points of d >= PARTIAL_SORT_MIN_DIM first look for the threshold among their d / PARTIAL_SORT_SHARE largest values
+# (np.partition, linear in d), and sort fully only where it lies deeper. Noisy states far outside the ball keep few
+# coordinates (dpdo-nc's grid at d = 512: rho 7-22 of 512): the projection there took half the time of the sort alone.
+PARTIAL_SORT_MIN_DIM = 128
+PARTIAL_SORT_SHARE = 8
+
+
 def project_l1_ball(points: np.ndarray, radius: float) -> np.ndarray:
     """Euclidean projection onto {||x||_1 <= radius} of every point (..., d) (Duchi, Shalev-Shwartz,
     Singer & Chandra 2008, Fig. 1): soft-threshold |v| at the tau that puts the result on the sphere."""
@@ -21,21 +28,44 @@ def project_l1_ball(points: np.ndarray, radius: float) -> np.ndarray:
     outside = row_sum(np.abs(v)) > radius
     if not np.any(outside):
         return v.copy(order="K")    # order K: keep the state's layout (core/mixing.py, agent_major)
+    if np.all(outside):   # every point (noisy high-dimensional states): no gather and scatter; elementwise keeps the layout
+        return _project_outside(v, radius)
     projected = v.copy(order="K")
     projected[outside] = _project_outside(v[outside], radius)   # sort only the points that need it (issue 17)
     return projected
 
 
 def _project_outside(v: np.ndarray, radius: float) -> np.ndarray:
-    """The projection of points (k, d) with ||v||_1 > radius onto the sphere ||x||_1 = radius."""
+    """The projection of points (..., d) with ||v||_1 > radius onto the sphere ||x||_1 = radius. The passes run in
+    place where they can (1.3x faster on 64k-element blocks than with a fresh temporary each, the same bits)."""
     magnitude = np.abs(v)
-    u = -np.sort(-magnitude, axis=-1)                              # |v| sorted descending
+    d = v.shape[-1]
+    if d >= PARTIAL_SORT_MIN_DIM:   # the threshold from the largest d/8 only, for every point whose rho is below that
+        top = d // PARTIAL_SORT_SHARE
+        tau, found = _threshold(np.partition(magnitude, d - top, axis=-1)[..., d - top:], radius)
+        if not found.all():
+            tau[~found] = _threshold(magnitude[~found], radius)[0]
+    else:
+        tau = _threshold(magnitude, radius)[0]
+    magnitude -= tau[..., None]
+    np.maximum(magnitude, 0.0, out=magnitude)
+    return np.copysign(magnitude, v, out=magnitude)               # sign(v) max(|v| - tau, 0)
+
+
+def _threshold(magnitude: np.ndarray, radius: float) -> tuple[np.ndarray, np.ndarray]:
+    """(tau, found) from the k largest |v_j| of each point (..., k) (all d of them, or a point's top k in any order):
+    tau = (sum_{j<=rho} u_j - r)/rho for u the values sorted descending and rho the largest j <= k with
+    u_j - (sum_{i<=j} u_i - r)/j > 0. The condition holds up to the full sort's rho and fails beyond it, so when it
+    fails within the k (found), this rho and tau are the full sort's, bit for bit (the same values added in the same
+    order); a point where it holds at all k needs more of its values."""
+    u = np.sort(magnitude, axis=-1)[..., ::-1]                     # sorted descending (a view)
     cumulative = np.cumsum(u, axis=-1)
-    j = np.arange(1, v.shape[-1] + 1)
-    positive = u - (cumulative - radius) / j > 0
-    rho = v.shape[-1] - np.argmax(positive[..., ::-1], axis=-1)   # largest j with u_j - (c_j - r)/j > 0
+    gap = cumulative - radius
+    gap /= np.arange(1, u.shape[-1] + 1)
+    positive = np.subtract(u, gap, out=gap) > 0
+    rho = u.shape[-1] - np.argmax(positive[..., ::-1], axis=-1)   # the largest j where it holds
     tau = (np.take_along_axis(cumulative, rho[..., None] - 1, axis=-1)[..., 0] - radius) / rho
-    return np.sign(v) * np.maximum(magnitude - tau[..., None], 0.0)
+    return tau, ~positive[..., -1]
 
 
 def project_l1_ball_weighted(points: np.ndarray, weight: np.ndarray, radius: float) -> np.ndarray:

@@ -24,16 +24,16 @@ from typing import Protocol
 import networkx as nx
 import numpy as np
 
-from dpverify.algorithms.core.blocking import row_blocks
+from dpverify.algorithms.core.blocking import ROUND_BLOCK_ELEMENTS, row_blocks
 from dpverify.algorithms.core.errors import (
     InvalidDataError,
     InvalidGraphError,
     InvalidParameterError,
 )
-from dpverify.algorithms.core.mixing import agent_major
+from dpverify.algorithms.core.mixing import agent_major, mixing_operator
 from dpverify.algorithms.core.mixing import mix as mix_neighbours
 from dpverify.algorithms.core.mixing import mix_per_link
-from dpverify.algorithms.core.noise import PrivacyLedger, laplace_mechanism
+from dpverify.algorithms.core.noise import PrivacyLedger, laplace_mechanism, laplace_plan, laplace_release
 from dpverify.algorithms.core.rowwise import row_norms, scale_rows, shifted
 from dpverify.algorithms.core.validation import require_positive, require_positive_int
 
@@ -119,8 +119,12 @@ class Schedule:
     def num_agents(self) -> int:
         return self.matrices.shape[-1]
 
+    def position(self, t: int) -> int:
+        """The index k of A(t) = matrices[k]."""
+        return int(self.order[(t - 1) % self.order.size])
+
     def at(self, t: int) -> np.ndarray:
-        return self.matrices[self.order[(t - 1) % self.order.size]]
+        return self.matrices[self.position(t)]
 
 
 def paper_schedule(window: int = 2, switching: str = "cyclic", horizon: int | None = None,
@@ -388,9 +392,11 @@ def regret_of_iterates(costs: Costs, iterates: np.ndarray, checkpoints) -> tuple
     return tracker.accumulators()
 
 
-def mix(schedule_matrix: np.ndarray, broadcasts: np.ndarray, iterates: np.ndarray, self_copy: str) -> np.ndarray:
-    """z_t^i = sum_j a_ij(t) q_t^j (eq. (6)); `clean`: node i's own term uses x_t^i."""
-    z = mix_neighbours(schedule_matrix, broadcasts)
+def mix(schedule_matrix: np.ndarray, broadcasts: np.ndarray, iterates: np.ndarray, self_copy: str,
+        operator=None) -> np.ndarray:
+    """z_t^i = sum_j a_ij(t) q_t^j (eq. (6)); `clean`: node i's own term uses x_t^i. operator: A(t) as
+    core/mixing.py `mixing_operator` built it (sparse for a sparse graph), by default A(t) itself."""
+    z = mix_neighbours(schedule_matrix if operator is None else operator, broadcasts)
     if self_copy == "clean":
         z = z + np.diagonal(schedule_matrix)[None, :, None] * (iterates - broadcasts)
     return z
@@ -402,6 +408,40 @@ def check_start(x1: np.ndarray, radius: float) -> None:
         index = tuple(int(i) for i in np.argwhere(outside)[0])
         raise InvalidDataError(f"starting point x_1 at {index} = {x1[index].tolist()} lies outside Omega = {{||x||_1 <= {radius:g}}} "
                                "(Algorithm 1 line 1 requires x_1^i in Omega)")
+
+
+def _per_node_round(costs: Costs, params: DpdoNcParams, t: int, alpha: float, weights, release, rng, x, x_next,
+                    blocks: list[slice], keep: bool):
+    """Lines 4-6 of round t, written into x_next, a block of replicas at a time (core/blocking.py ROUND_BLOCK_ELEMENTS) so that the
+    round's passes run in cache; the blocks draw in turn what one draw for all replicas would (core/noise.py
+    laplace_release). weights: (A(t), its mixing operator). Returns (q_t, z_t, own gradients) when keep, else Nones."""
+    a, operator = weights
+    kept = tuple(np.empty_like(x) for _ in range(3)) if keep else None
+    for block in blocks:
+        xb = x[block]
+        qb = xb.copy() if release is None else laplace_release(xb, release, rng)      # line 4
+        zb = mix(a, qb, xb, params.self_copy, operator)                                # line 5
+        gb = costs.own_gradient(t, xb)
+        x_next[block] = params.mirror.step(zb, gb, alpha, params.radius)              # line 6
+        if keep:
+            for array, value in zip(kept, (qb, zb, gb)):
+                array[block] = value
+    return kept if keep else (None, None, None)
+
+
+def _per_link_round(costs: Costs, params: DpdoNcParams, t: int, alpha: float, a, sigma, bound, rng, ledger, x):
+    """Round t with one draw per (receiver, sender) (spec 2.4 reading 4): (q_t, z_t, own gradients, x_{t+1})."""
+    replicas, n, dim = x.shape
+    copies = np.repeat(x, n, axis=0)  # (R*N_receivers, N_senders, d)
+    q_links = copies.copy() if sigma == 0 else laplace_mechanism(copies, bound, sigma, rng, ledger=ledger,
+                                                                 iteration=t, label="per-link q_t^{j->i}")
+    q_links = q_links.reshape(replicas, n, n, dim)  # (R, receiver, sender, d)
+    z = mix_per_link(a, q_links)
+    q = q_links[:, np.arange(n), np.arange(n)]
+    if params.self_copy == "clean":
+        z = z + np.diagonal(a)[None, :, None] * (x - q)
+    g_own = costs.own_gradient(t, x)
+    return q, z, g_own, params.mirror.step(z, g_own, alpha, params.radius)
 
 
 def run_dpdo_nc(costs: Costs, schedule: Schedule, params: DpdoNcParams, *, horizon: int, replicas: int,
@@ -424,31 +464,28 @@ def run_dpdo_nc(costs: Costs, schedule: Schedule, params: DpdoNcParams, *, horiz
     alphas = np.array([params.alpha(t, n) for t in range(1, horizon + 1)])
     sigmas = np.array([params.sigma(t, n, dim) for t in range(1, horizon + 1)])
     kept = {"iterates": [x], "broadcasts": [], "mixed": [], "own_gradients": []} if keep else None
+    blocks = row_blocks(replicas, n * dim, ROUND_BLOCK_ELEMENTS)
+    operators = [mixing_operator(m, (blocks[0].stop - blocks[0].start) * dim) for m in schedule.matrices]
+    spare = None
     for t in range(1, horizon + 1):  # a loop over rounds; replicas and nodes are batched
         if regret:
             tracker.add(t, x)
-        a = schedule.at(t)
+        a, alpha = schedule.at(t), alphas[t - 1]
         sigma, bound = sigmas[t - 1], params.sensitivity_bound(t, n, dim)
         if params.noise_draw == "per_node":
-            q = x.copy() if sigma == 0 else laplace_mechanism(x, bound, sigma, rng, ledger=ledger, iteration=t,
-                                                              label="q_t = x_t + xi_t (Algorithm 1 line 4)")
-            z = mix(a, q, x, params.self_copy)
+            release = None if sigma == 0 else laplace_plan(bound, sigma, n, t, "q_t = x_t + xi_t (Algorithm 1 line 4)")
+            if release is not None:
+                ledger.record(release)
+            x_next = np.empty_like(x) if spare is None else spare
+            q, z, g_own = _per_node_round(costs, params, t, alpha, (a, operators[schedule.position(t)]), release, rng,
+                                          x, x_next, blocks, keep)
         else:  # one draw per (receiver, sender): the sender's iterate released once per receiver
-            copies = np.repeat(x, n, axis=0)  # (R*N_receivers, N_senders, d)
-            q_links = copies.copy() if sigma == 0 else laplace_mechanism(copies, bound, sigma, rng, ledger=ledger,
-                                                                         iteration=t, label="per-link q_t^{j->i}")
-            q_links = q_links.reshape(replicas, n, n, dim)  # (R, receiver, sender, d)
-            z = mix_per_link(a, q_links)
-            if params.self_copy == "clean":
-                z = z + np.diagonal(a)[None, :, None] * (x - q_links[:, np.arange(n), np.arange(n)])
-            q = q_links[:, np.arange(n), np.arange(n)]
-        g_own = costs.own_gradient(t, x)
-        x_next = params.mirror.step(z, g_own, alphas[t - 1], params.radius)
+            q, z, g_own, x_next = _per_link_round(costs, params, t, alpha, a, sigma, bound, rng, ledger, x)
         if keep:
-            kept["broadcasts"].append(q)
-            kept["mixed"].append(z)
-            kept["own_gradients"].append(g_own)
-            kept["iterates"].append(x_next)
+            for name, value in zip(("broadcasts", "mixed", "own_gradients", "iterates"), (q, z, g_own, x_next)):
+                kept[name].append(value)
+        elif params.noise_draw == "per_node":   # x's memory becomes the next round's (no fresh pages every round)
+            spare = x
         x = x_next
     if not np.all(np.isfinite(x)):
         raise InvalidDataError("iterates became non-finite")

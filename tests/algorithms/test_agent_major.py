@@ -7,7 +7,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from dpverify.algorithms.core import blocking
+from dpverify.algorithms.core import blocking, problems
 from dpverify.algorithms.core.blocking import Scratch, row_blocks
 from dpverify.algorithms.core.mixing import agent_major, mix
 from dpverify.algorithms.core.noise import gaussian_mechanism, laplace_mechanism
@@ -84,7 +84,7 @@ def test_projection_keeps_the_layout_and_projects_only_outside_points():
 @pytest.mark.parametrize("loss", ["absolute", "squared"])
 @pytest.mark.parametrize("block_elements", [50, 1 << 22])
 def test_subgradient_into_scratch_equals_fresh_blocks(monkeypatch, loss, block_elements):
-    monkeypatch.setattr(blocking, "SCRATCH_ELEMENTS", block_elements)   # several blocks and a partial one, or one
+    monkeypatch.setattr(problems, "SCRATCH_ELEMENTS", block_elements)   # several blocks and a partial one, or one
     rng = np.random.default_rng(6)
     data = LocalData(rng.uniform(-1, 1, (4, 6, 3)), rng.standard_normal((4, 6)))
     problem = Problem(loss, "none", 1.0)
@@ -106,10 +106,11 @@ def test_scratch_reuses_and_grows_its_buffers():
     assert scratch.array("a", (4, 5)).size == 20             # grown
 
 
-def test_row_blocks_into_scratch_are_larger(monkeypatch):
+def test_row_blocks_hold_about_the_elements_asked(monkeypatch):
     monkeypatch.setattr(blocking, "BLOCK_ELEMENTS", 10)
-    monkeypatch.setattr(blocking, "SCRATCH_ELEMENTS", 100)
-    assert len(row_blocks(20, 5)) == 10 and len(row_blocks(20, 5, into_scratch=True)) == 1
+    assert [b.stop - b.start for b in row_blocks(20, 5)] == [2] * 10            # the default, looked up at the call
+    assert [(b.start, b.stop) for b in row_blocks(20, 5, 35)] == [(0, 7), (7, 14), (14, 20)]
+    assert len(row_blocks(20, 5, 100)) == 1 and len(row_blocks(3, 50, 10)) == 3   # one row at least
 
 
 def test_every_batched_algorithm_keeps_its_state_agent_major():

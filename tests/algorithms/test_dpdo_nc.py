@@ -16,10 +16,12 @@ from dpverify.algorithms.core.mirror import (
     entropic_remark_2,
     entropic_step,
 )
+from dpverify.algorithms.core import projections
 from dpverify.algorithms.core.projections import (
     project_l1_ball,
     project_l1_ball_weighted,
 )
+from dpverify.algorithms.dpdo_nc import algorithm as dpdo_nc_algorithm
 from dpverify.algorithms.dpdo_nc.algorithm import (
     GRADIENT_AT_SENSOR,
     PAPER_MATRICES,
@@ -48,6 +50,52 @@ def test_l1_projection_matches_cvxpy(dim):
         cp.Problem(cp.Minimize(cp.sum_squares(x - v)), [cp.norm1(x) <= 3]).solve(solver=cp.CLARABEL)
         assert np.abs(p - x.value).max() < 1e-5
         assert np.abs(p).sum() <= 3 + 1e-12
+
+
+def test_l1_projection_from_the_largest_values_equals_the_full_sort_bit_for_bit(monkeypatch):
+    """Points of d >= PARTIAL_SORT_MIN_DIM: those far outside the ball (few coordinates kept) take the threshold from
+    their d/8 largest values, those just outside (most kept) fall back to the full sort; both as the full sort."""
+    rng = np.random.default_rng(5)
+    dim = projections.PARTIAL_SORT_MIN_DIM * 2
+    far = rng.laplace(scale=2.0, size=(40, dim))                              # rho ~ a few of 256
+    near = rng.uniform(-1, 1, size=(40, dim))
+    near *= 3.3 / np.abs(near).sum(-1, keepdims=True)                         # ||v||_1 = 3.3: most coordinates kept
+    points = np.concatenate([far, near])
+    positive = []
+    threshold = projections._threshold
+    monkeypatch.setattr(projections, "_threshold", lambda m, r: positive.append(m.shape) or threshold(m, r))
+    partial = project_l1_ball(points, 3.0)
+    assert positive[0][-1] == dim // projections.PARTIAL_SORT_SHARE and positive[1][-1] == dim   # both branches ran
+    assert 0 < positive[1][0] < len(points)
+    monkeypatch.setattr(projections, "PARTIAL_SORT_MIN_DIM", 10**9)
+    np.testing.assert_array_equal(partial, project_l1_ball(points, 3.0))
+    np.testing.assert_allclose(np.abs(partial).sum(-1), 3.0, rtol=1e-12)
+
+
+@pytest.mark.parametrize("self_copy", ["noisy", "clean"])
+def test_a_round_in_blocks_of_replicas_computes_what_one_block_computes(monkeypatch, self_copy):
+    """run_dpdo_nc runs each round a block of replicas at a time (core/blocking.py ROUND_BLOCK_ELEMENTS): blocks of 2
+    and 1 replicas and one block give the same draws, broadcasts, iterates and ledger (the products are the same sums,
+    here bit for bit), and the buffer reused across rounds leaves the kept iterates intact."""
+    costs = localization_instance(np.random.default_rng(0), 6, num_agents=6, sensor_layout="distinct")
+    params = DpdoNcParams(1.0, THETA, SquaredEuclidean(0.5), 3.0, self_copy=self_copy)
+    runs = {}
+    for elements in (10**9, 24, 1):   # N d = 12 per replica: one block of 5 replicas; blocks of 2, 2, 1; five of 1
+        monkeypatch.setattr(dpdo_nc_algorithm, "ROUND_BLOCK_ELEMENTS", elements)
+        kept = run_dpdo_nc(costs, paper_schedule(), params, horizon=6, replicas=5, rng=np.random.default_rng(3),
+                           keep=True, regret=False)
+        final = run_dpdo_nc(costs, paper_schedule(), params, horizon=6, replicas=5, rng=np.random.default_rng(3),
+                            regret=False).final
+        runs[elements] = (kept, final)
+    (one, one_final), *others = runs.values()
+    for run, final in others:
+        for name in ("iterates", "broadcasts", "mixed", "own_gradients"):
+            np.testing.assert_array_equal(getattr(run, name), getattr(one, name))
+        np.testing.assert_array_equal(final, one_final)
+        np.testing.assert_array_equal(run.iterates[-1], final)
+        assert len(run.ledger.releases) == 6
+    np.testing.assert_array_equal(replay(costs, paper_schedule(), params, one.broadcasts, one.iterates[0]),
+                                  one.iterates)
 
 
 def test_weighted_projection_matches_cvxpy():

@@ -7,8 +7,12 @@ from dpverify.algorithms.core.noise import (
     PrivacyLedger,
     Release,
     gaussian_mechanism,
+    gaussian_releases,
     laplace_mechanism,
+    laplace_plan,
+    laplace_release,
 )
+from dpverify.algorithms.core.mixing import agent_major
 
 Z_999 = stats.norm.ppf(0.9995)  # two-sided 99.9% normal quantile
 
@@ -117,6 +121,28 @@ def test_laplace_mechanism_scale_and_accounting():
     np.testing.assert_allclose(release.zcdp, [2.0, 2.0])  # eps^2/2, Bun-Steinke Prop. 1.4
     with pytest.raises(InvalidParameterError):
         laplace_mechanism(np.zeros((1, 2, 1)), 1.0, 0.0, np.random.default_rng(0))
+
+
+def test_laplace_release_in_blocks_of_replicas_draws_what_one_mechanism_call_draws():
+    values = agent_major(np.random.default_rng(1).standard_normal((7, 3, 4)))   # blocks are strided views of it
+    ledger, planned = PrivacyLedger(), PrivacyLedger()
+    whole = laplace_mechanism(values, [1.0, 2.0, 3.0], 0.5, np.random.default_rng(2), ledger=ledger, iteration=4,
+                              label="q")
+    release = laplace_plan([1.0, 2.0, 3.0], 0.5, 3, 4, "q")
+    planned.record(release)
+    rng = np.random.default_rng(2)
+    blocks = np.concatenate([laplace_release(values[s], release, rng) for s in (slice(0, 3), slice(3, 4), slice(4, 7))])
+    np.testing.assert_array_equal(blocks, whole)
+    (expected,), (got,) = ledger.releases, planned.releases
+    assert (got.iteration, got.mechanism, got.label) == (expected.iteration, expected.mechanism, expected.label)
+    for field in ("sensitivity", "scale", "zcdp", "epsilon"):
+        np.testing.assert_array_equal(getattr(got, field), getattr(expected, field))
+    np.testing.assert_array_equal(got.epsilon, [2.0, 4.0, 6.0])
+    gaussian = gaussian_releases(np.ones((1, 3)), np.ones((1, 3)), [1], ["g"])[0]
+    with pytest.raises(InvalidParameterError, match="laplace release planned for 3 agents"):
+        laplace_release(values, gaussian, rng)
+    with pytest.raises(InvalidParameterError, match="scale b must be > 0"):
+        laplace_plan(1.0, 0.0, 3)
 
 
 def test_ledger_refuses_releases_for_a_different_number_of_agents():

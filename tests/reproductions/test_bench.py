@@ -24,6 +24,7 @@ SMALL = {
     "zcdp-nfl grid cell": lambda: zcdp_bench.grid_contenders(2, 10, 2),
     "dpdo-nc": lambda: dpdo_bench.contenders(4, 8),
     "dpdo-nc grid cell": lambda: dpdo_bench.grid_contenders(3, 10, 8),
+    "dpdo-nc grid cell, d = 512": lambda: dpdo_bench.grid_contenders(3, 10, 512),   # the projection's partial sort
     "wang-basar": lambda: wang_bench.contenders(4, 8),
 }
 
@@ -39,6 +40,13 @@ def test_every_baseline_gives_the_reference_numbers_on_the_same_draws(name):
     # other draws give other numbers: the agreement is not an accident of the noise being irrelevant
     assert not np.allclose(contenders.vectorized(np.random.default_rng(6), rounds), expected, rtol=1e-6)
     bench.check_same_numbers(contenders)
+
+
+def test_the_grid_is_the_issues_without_cells_over_the_size_limit():
+    cells = bench.grid_cells()
+    assert len(cells) == 35 and sum(r >= bench.GRID_NEVER_SLOWER_MIN_REPLICAS for r, _, _ in cells) == 26
+    assert (1000, 200, 512) not in cells and (1000, 50, 512) in cells and (1, 10, 8) in cells
+    assert max(r * n * d for r, n, d in cells) <= bench.GRID_MAX_ENTRIES
 
 
 def test_a_baseline_that_differs_makes_the_benchmark_invalid():
