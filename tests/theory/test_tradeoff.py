@@ -64,3 +64,16 @@ def test_the_audit_refutes_twice_the_gaussian_mechanism_and_spares_the_exact_one
     assert doubled.refuted and 1.0 < doubled.tradeoff_factor_lower_bound <= 2.0, doubled.summary()
     exact = audit(gaussian_pair(0.5), (0, 1), claim, samples=20_000, confidence=0.9975, rng=3)
     assert not exact.refuted and exact.tradeoff_factor_lower_bound <= 1.0, exact.summary()
+
+
+def test_gaussian_noise_of_the_laplace_variance_stays_inside_composed_pure_dp_down_to_level_1e_8():
+    """docs/verify.md: why no audit refutes dpdo-nc's Gaussian-for-Laplace bug. T releases of eps-DP Laplace noise,
+    replaced by Gaussian noise of the same variance, are at most sqrt(T eps^2 / 2)-GDP; its most powerful test is
+    weaker than the composed claim at every level from 1e-8 to 0.5, and stronger below (Gaussian noise is not pure DP)."""
+    from dpverify.theory.dpdo_nc.conformance import AUDIT_EPSILON, VERIFY_HORIZON
+    claim = ComposedPureDP(AUDIT_EPSILON, VERIFY_HORIZON)
+    gaussian = GaussianDP(np.sqrt(VERIFY_HORIZON * AUDIT_EPSILON**2 / 2.0))
+    levels = np.logspace(-8, np.log10(0.5), 401)
+    assert np.all(gaussian.max_power(levels) < claim.max_power(levels))
+    tiny = np.array([1e-40])
+    assert gaussian.max_power(tiny) > claim.max_power(tiny)
