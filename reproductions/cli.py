@@ -653,7 +653,7 @@ def bench(paper: PaperArg = None,
 
     Targets: reference / limit <= 2; >= 3x faster than vectorized at R >= 100.
 
-    Targets of --grid: never slower than vectorized at R >= 10; a fitted N exponent <= 1 (sparse graphs).
+    Targets of --grid: never slower than vectorized at R >= 10; fitted N (sparse graphs) and d exponents <= 1.
 
     Each target is decided on the 95% confidence interval of its median paired ratio (order statistics).
 

@@ -56,6 +56,7 @@ GRID_NEVER_SLOWER = Target("worst_reference_over_vectorized", "worst reference /
                            1.0, at_most=True)
 GRID_NEVER_SLOWER_MIN_REPLICAS = 10
 SPARSE_N_EXPONENT = Target("N_exponent", "fitted N exponent of the reference (sparse graph)", 1.0, at_most=True)
+D_EXPONENT = Target("d_exponent", "fitted d exponent of the reference", 1.0, at_most=True)   # issue 32
 
 GRID_REPLICAS, GRID_AGENTS, GRID_DIMENSIONS = (1, 10, 100, 1000), (10, 50, 200), (8, 64, 512)   # issue 32
 GRID_MAX_ENTRIES = 30_000_000   # cells whose state R N d exceeds this are skipped (issue 32: 240 MB a state array)
@@ -306,9 +307,10 @@ def report_grid(measured: Sequence[GridCell], repeats: int, echo: Callable[[str]
              f"d = {worst.dim} (interval: the largest ends of the cells' intervals)")
         results[GRID_NEVER_SLOWER.key] = largest.value
         results[f"{GRID_NEVER_SLOWER.key}_met"] = verdict_number(GRID_NEVER_SLOWER, largest)
-    n_exponent = exponents["N"].interval()
-    echo(f"  {SPARSE_N_EXPONENT.line(n_exponent, unit='')} (the OLS interval)")
-    results[f"{SPARSE_N_EXPONENT.key}_met"] = verdict_number(SPARSE_N_EXPONENT, n_exponent)
+    for name, target in (("N", SPARSE_N_EXPONENT), ("d", D_EXPONENT)):
+        interval = exponents[name].interval()
+        echo(f"  {target.line(interval, unit='')} (the OLS interval)")
+        results[f"{target.key}_met"] = verdict_number(target, interval)
     echo(f"  ({repeats} interleaved repeats per cell; times: median (min-max); ratios paired within a repeat: "
          f"median ({interval_note(repeats)}); load average {load_average()} at the end)")
     return results

@@ -281,10 +281,12 @@ def test_grid_verdict_from_synthetic_cells(worst, expected):
                            f"(95% CI {worst[1]:.2f} to {worst[2]:.2f}) (target <= 1x): {expected}; "
                            f"largest median at R = 100, N = 200, d = 2")
     assert results["worst_reference_over_vectorized"] == worst[0]
-    # time ~ N^0.8 R^0.5 exactly: the fitted N exponent is 0.8 with a zero-width interval, under the bound: met
-    assert lines[-2] == ("  fitted N exponent of the reference (sparse graph): 0.80 (95% CI 0.80 to 0.80) "
+    # time ~ N^0.8 R^0.5 exactly: the fitted N exponent is 0.8 and the d exponent 0, each with a zero-width interval,
+    # under the bound: met
+    assert lines[-3] == ("  fitted N exponent of the reference (sparse graph): 0.80 (95% CI 0.80 to 0.80) "
                          "(target <= 1): met (the OLS interval)")
-    assert results["N_exponent_met"] == 1.0
+    assert lines[-2].startswith("  fitted d exponent of the reference: ") and lines[-2].endswith(": met (the OLS interval)")
+    assert results["N_exponent_met"] == results["d_exponent_met"] == 1.0
 
 
 def test_the_grid_interval_spans_the_largest_ends_of_the_cells():
@@ -316,7 +318,7 @@ def test_grid_reports_ratios_exponents_and_targets():
     results = bench.run_grid("zCDP-NFL", zcdp_bench.grid_contenders, repeats=1,
                              cells=list(itertools.product([1, 10], [5, 8], [2, 3])), echo=lines.append)
     assert set(results) == {"N_exponent", "R_exponent", "d_exponent", "worst_reference_over_vectorized",
-                            "worst_reference_over_vectorized_met", "N_exponent_met"}
+                            "worst_reference_over_vectorized_met", "N_exponent_met", "d_exponent_met"}
     assert math.isnan(results["worst_reference_over_vectorized_met"])     # one repeat per cell: no interval
     assert sum(line.startswith(("     1 ", "    10 ")) for line in lines) == 8     # one table row per cell
     assert any(line.lstrip().startswith("worst reference / vectorized time on the grid at R >= 10") for line in lines)
