@@ -632,7 +632,7 @@ def bench(paper: PaperArg = None,
                                                f"{MIN_REPEATS} on (a 95% interval for a median)")] = DEFAULT_REPEATS,
           grid: Annotated[bool, typer.Option(help="instead of the defaults: reference vs vectorized on R in "
                                              "{1,10,100,1000} x N in {10,50,200} x d in {8,64,512} (cells of at most "
-                                             "3e7 state entries) for the papers with a grid (zcdp-nfl, dpdo-nc), with "
+                                             "3e7 state entries) for the papers with a grid (zcdp-nfl, dpdo-nc, wang-basar), with "
                                              "fitted scaling exponents; takes about 20 minutes a paper")] = False,
           audit: Annotated[bool, typer.Option(help="also benchmark the privacy auditor")] = True,
           verify: Annotated[bool, typer.Option(help="also time `dpverify verify` on each paper's per-agent-loop "

@@ -412,7 +412,7 @@ def check_start(x1: np.ndarray, radius: float) -> None:
 
 def _per_node_round(costs: Costs, params: DpdoNcParams, t: int, alpha: float, weights, release, rng, x, x_next,
                     blocks: list[slice], keep: bool):
-    """Lines 4-6 of round t, written into x_next, a block of replicas at a time (core/blocking.py ROUND_BLOCK_ELEMENTS) so that the
+    """Lines 4-6 of round t, written into x_next (x itself when nothing is kept), a block of replicas at a time (core/blocking.py ROUND_BLOCK_ELEMENTS) so that the
     round's passes run in cache; the blocks draw in turn what one draw for all replicas would (core/noise.py
     laplace_release). weights: (A(t), its mixing operator). Returns (q_t, z_t, own gradients) when keep, else Nones."""
     a, operator = weights
@@ -466,7 +466,6 @@ def run_dpdo_nc(costs: Costs, schedule: Schedule, params: DpdoNcParams, *, horiz
     kept = {"iterates": [x], "broadcasts": [], "mixed": [], "own_gradients": []} if keep else None
     blocks = row_blocks(replicas, n * dim, ROUND_BLOCK_ELEMENTS)
     operators = [mixing_operator(m, (blocks[0].stop - blocks[0].start) * dim) for m in schedule.matrices]
-    spare = None
     for t in range(1, horizon + 1):  # a loop over rounds; replicas and nodes are batched
         if regret:
             tracker.add(t, x)
@@ -476,7 +475,7 @@ def run_dpdo_nc(costs: Costs, schedule: Schedule, params: DpdoNcParams, *, horiz
             release = None if sigma == 0 else laplace_plan(bound, sigma, n, t, "q_t = x_t + xi_t (Algorithm 1 line 4)")
             if release is not None:
                 ledger.record(release)
-            x_next = np.empty_like(x) if spare is None else spare
+            x_next = np.empty_like(x) if keep else x   # in place: a block's next state depends on its own replicas only
             q, z, g_own = _per_node_round(costs, params, t, alpha, (a, operators[schedule.position(t)]), release, rng,
                                           x, x_next, blocks, keep)
         else:  # one draw per (receiver, sender): the sender's iterate released once per receiver
@@ -484,8 +483,6 @@ def run_dpdo_nc(costs: Costs, schedule: Schedule, params: DpdoNcParams, *, horiz
         if keep:
             for name, value in zip(("broadcasts", "mixed", "own_gradients", "iterates"), (q, z, g_own, x_next)):
                 kept[name].append(value)
-        elif params.noise_draw == "per_node":   # x's memory becomes the next round's (no fresh pages every round)
-            spare = x
         x = x_next
     if not np.all(np.isfinite(x)):
         raise InvalidDataError("iterates became non-finite")

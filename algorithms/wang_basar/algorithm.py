@@ -22,7 +22,8 @@ from dpverify.algorithms.core.errors import (
     InvalidGraphError,
     InvalidParameterError,
 )
-from dpverify.algorithms.core.mixing import agent_major, mix, mix_per_link
+from dpverify.algorithms.core.blocking import ROUND_BLOCK_ELEMENTS, row_blocks
+from dpverify.algorithms.core.mixing import agent_major, mix, mix_per_link, mixing_operator
 from dpverify.algorithms.core.network import Network, metropolis_weights
 from dpverify.algorithms.core.noise import (
     PrivacyLedger,
@@ -203,10 +204,11 @@ Gradient = Callable[[np.ndarray], np.ndarray]   # (R, m, d) -> (R, m, d): row i 
 
 
 def step(states: np.ndarray, k: int, gradient: Gradient, params: WangBasarParams, rng: np.random.Generator,
-         ledger: PrivacyLedger | None = None, release: Release | None = None) -> tuple[np.ndarray, np.ndarray]:
+         ledger: PrivacyLedger | None = None, release: Release | None = None, operator=None
+         ) -> tuple[np.ndarray, np.ndarray]:
     """One iteration: returns (x^{k+1}, messages). messages are what is on the wire before the public
     factor w_ij: (R, m, d) x_j^k - lambda^k (g_j^k + n_j^k) per sender (per_agent), or (R, m_receiver,
-    m_sender, d) (per_link)."""
+    m_sender, d) (per_link). operator: W as core/mixing.py `mixing_operator` built it (by default W)."""
     lam = params.schedule(k)
     mechanism = states - lam * gradient(states)          # M_j^k = x_j^k - lambda^k g_j^k (L496)
     if params.algorithm == 1:
@@ -226,7 +228,7 @@ def step(states: np.ndarray, k: int, gradient: Gradient, params: WangBasarParams
             messages = gaussian_mechanism(copies, lam, noise_std, rng, ledger=ledger, iteration=k,
                                           label="wang-basar/eq-8 per link").reshape(replicas, m, m, d)
     if messages.ndim == 3:
-        return mix(params.weights, messages), messages   # eq. (9)
+        return mix(params.weights if operator is None else operator, messages), messages   # eq. (9)
     return mix_per_link(params.weights, messages), messages
 
 
@@ -272,27 +274,41 @@ def planned_releases(params: WangBasarParams, steps: int) -> list[Release] | Non
 
 
 def run(gradient: Gradient, initial: np.ndarray, params: WangBasarParams, iterations: int, rng: np.random.Generator,
-        *, ledger: PrivacyLedger | None = None, snapshot_at=(), post_mix: Callable[[np.ndarray], np.ndarray] | None = None
-        ) -> Trajectory:
+        *, ledger: PrivacyLedger | None = None, snapshot_at=(), post_mix: Callable[[np.ndarray], np.ndarray] | None = None,
+        blocks: bool = True) -> Trajectory:
     """Algorithm 1 or 2 for iterations K (x^1 = initial, K-1 steps). post_mix: optional map applied after
-    mixing (the ICA renormalization, spec P15; not part of the printed algorithm)."""
+    mixing (the ICA renormalization, spec P15; not part of the printed algorithm). blocks: run each iteration a block of
+    replicas at a time (core/blocking.py ROUND_BLOCK_ELEMENTS), so that its passes stay in cache, the same numbers;
+    False for a gradient oracle that holds data of every replica (it is then called on all replicas at once)."""
     iterations = require_positive_int("iterations", iterations)
     states = agent_major(require_finite("initial states", initial))   # mixing is then one product (core/mixing.py)
     if states.ndim != 3 or states.shape[1] != params.num_agents:
         raise InvalidDataError(f"initial states must have shape (R, m={params.num_agents}, d); got {states.shape}")
-    replicas, _, dim = states.shape
+    replicas, agents, dim = states.shape
     mean = np.empty((iterations, replicas, dim))
     consensus = np.empty((iterations, replicas))
     wanted = set(int(k) for k in snapshot_at)
     snapshots = {}
     releases = planned_releases(params, iterations - 1)
+    parts = row_blocks(replicas, agents * dim, ROUND_BLOCK_ELEMENTS) if blocks else [slice(None)]
+    operator = mixing_operator(params.weights, len(range(replicas)[parts[0]]) * dim)
     for k in range(1, iterations + 1):   # a loop over time steps; replicas and agents are batched
-        mean[k - 1], consensus[k - 1] = consensus_moments(states)
         if k in wanted:
             snapshots[k] = states.copy()
         if k == iterations:
+            mean[k - 1], consensus[k - 1] = consensus_moments(states)
             break
-        states, _ = step(states, k, gradient, params, rng, ledger, None if releases is None else releases[k - 1])
+        if params.noise_draw == "per_link":   # one release per link, not drawn in blocks
+            mean[k - 1], consensus[k - 1] = consensus_moments(states)
+            states, _ = step(states, k, gradient, params, rng, ledger)
+        else:   # the blocks draw in turn what one draw for all replicas would; the release is recorded once
+            release = None if releases is None else releases[k - 1]
+            if ledger is not None and release is not None:
+                ledger.record(release)
+            for part in parts:   # in place: a block's next states depend on its own replicas only
+                block = states[part]
+                mean[k - 1, part], consensus[k - 1, part] = consensus_moments(block)
+                states[part] = step(block, k, gradient, params, rng, None, release, operator)[0]
         if post_mix is not None:
             states = post_mix(states)
     if not np.all(np.isfinite(states)):

@@ -3,7 +3,8 @@ reference (`run`, consensus moments of every iteration included) against the bas
 reproductions/bench/papers.py.
 
 All consume the generator alike: one standard-normal block (R, m, d) per iteration, scaled by
-lambda^k sqrt(sigma_var), as `gaussian_mechanism` draws it.
+lambda^k sqrt(sigma_var), as `gaussian_mechanism` draws it. `--grid` runs the problem's form in d dimensions
+(`grid_problem`) for m agents on a ring.
 """
 
 from __future__ import annotations
@@ -20,22 +21,33 @@ from dpverify.algorithms.wang_basar.algorithm import (
     run,
 )
 from dpverify.algorithms.wang_basar.problems import Estimation
-from dpverify.reproductions.bench.papers import Contenders, release_share, run_paper_bench
+from dpverify.reproductions.bench.papers import Contenders, release_share, run_grid, run_paper_bench
 from dpverify.reproductions.bench.timing import DEFAULT_REPEATS
 
 REPLICAS, ITERATIONS = 1000, 200    # the issue's 1000 replicas; per-iteration times on 200 iterations
 LOOP_ITERATIONS, VECTORIZED_ITERATIONS = 2, 3    # the slow baselines' time per iteration, on fewer
 CHECK_ITERATIONS = 5
 NUM_AGENTS, SIGMA_VAR = 5, 0.5      # Sec. 6.1 (L579)
+GRID_ITERATIONS = 20
+GRID_KAPPA = 0.0                    # --grid only: the cubic term off (grid_problem)
+
+
+def grid_problem(agents: int, dim: int) -> Estimation:
+    """The estimation problem's form (L556) in d dimensions for m agents: M = I_d, Y_i uniform in [-1, 1]^d, the box
+    [-8, 4]^d, and kappa = GRID_KAPPA (the printed -0.1 makes the cubic term outgrow the extension's pull in high d:
+    ||theta|| reaches sqrt(d) 8 inside the box)."""
+    measurements = np.random.default_rng(0).uniform(-1.0, 1.0, size=(agents, dim))
+    return Estimation(measurements, np.eye(dim), kappa=GRID_KAPPA, low=(-8.0,) * dim, high=(4.0,) * dim)
 
 
 class Setting:
-    def __init__(self, replicas: int):
-        self.problem = Estimation.as_printed()
-        self.weights = graph_weights("ring", NUM_AGENTS)
+    def __init__(self, replicas: int, problem: Estimation | None = None):
+        self.problem = Estimation.as_printed() if problem is None else problem
+        agents, dim = self.problem.num_agents, self.problem.matrix.shape[1]
+        self.weights = graph_weights("ring", agents)
         self.params = WangBasarParams(self.weights, SECTION_61_SCHEDULE, 2, SIGMA_VAR)
         self.initial = np.random.default_rng(0).uniform(self.problem.low, self.problem.high,
-                                                        size=(replicas, NUM_AGENTS, 2)) * 0.5   # inside the box
+                                                        size=(replicas, agents, dim)) * 0.5   # inside the box
         # the constants of the gradient formula, read once (the vectorized baseline computes the formula itself)
         matrix, self.low, self.high = self.problem.matrix, np.array(self.problem.low), np.array(self.problem.high)
         self.offsets, self.curvature = -2.0 * self.problem.measurements @ matrix, 2.0 * matrix.T @ matrix
@@ -112,6 +124,17 @@ def contenders(replicas: int, iterations: int) -> Contenders:
                       rounds=iterations, loop_rounds=LOOP_ITERATIONS, check_rounds=CHECK_ITERATIONS,
                       vectorized_rounds=min(iterations, VECTORIZED_ITERATIONS),
                       labels={"reference": "algorithm.run, consensus moments included"})
+
+
+def grid_contenders(replicas: int, agents: int, dim: int) -> Contenders:
+    setting = Setting(replicas, grid_problem(agents, dim))
+    return Contenders(f"Wang-Basar Algorithm 2, {agents} agents on a ring, d = {dim}, R = {replicas}", replicas,
+                      setting.reference, setting.loop, setting.vectorized, None, rounds=GRID_ITERATIONS,
+                      loop_rounds=LOOP_ITERATIONS, check_rounds=CHECK_ITERATIONS)
+
+
+def run_grid_benchmarks(*, echo: Callable[[str], None] = print, **options) -> dict[str, float]:
+    return run_grid("Wang-Basar", grid_contenders, echo=echo, **options)
 
 
 def run_benchmarks(*, replicas: int | None = None, iterations: int | None = None, repeats: int = DEFAULT_REPEATS,

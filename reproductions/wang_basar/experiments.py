@@ -227,7 +227,8 @@ def simulate_ica(rng, *, values: dict) -> pd.DataFrame:
             euclidean = 4.0 * np.einsum("rmn,rmnd->rmd", projections**3, observed) / observed.shape[2]
             return euclidean - np.sum(euclidean * states, -1, keepdims=True) * states
         wanted = [1, 10, 50, 100, 300] + list(range(500, values["iterations"] + 1, 500))
-        trajectory = run(gradient, initial, params, values["iterations"], noise_rng, snapshot_at=wanted, post_mix=Ica.renormalize)
+        trajectory = run(gradient, initial, params, values["iterations"], noise_rng, snapshot_at=wanted, post_mix=Ica.renormalize,
+                         blocks=False)   # the oracle holds every replica's samples
         for k in wanted:
             states = trajectory.snapshots[k] if k in trajectory.snapshots else trajectory.final
             distance = np.minimum(np.linalg.norm(states[:, :, None, :] - np.swapaxes(columns, 1, 2)[:, None], axis=-1),

@@ -76,7 +76,7 @@ def test_l1_projection_from_the_largest_values_equals_the_full_sort_bit_for_bit(
 def test_a_round_in_blocks_of_replicas_computes_what_one_block_computes(monkeypatch, self_copy):
     """run_dpdo_nc runs each round a block of replicas at a time (core/blocking.py ROUND_BLOCK_ELEMENTS): blocks of 2
     and 1 replicas and one block give the same draws, broadcasts, iterates and ledger (the products are the same sums,
-    here bit for bit), and the buffer reused across rounds leaves the kept iterates intact."""
+    here bit for bit), in place or, when kept, into fresh arrays."""
     costs = localization_instance(np.random.default_rng(0), 6, num_agents=6, sensor_layout="distinct")
     params = DpdoNcParams(1.0, THETA, SquaredEuclidean(0.5), 3.0, self_copy=self_copy)
     runs = {}

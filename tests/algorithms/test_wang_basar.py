@@ -4,6 +4,7 @@ import numpy as np
 import pytest
 
 from dpverify.algorithms.core.errors import InvalidGraphError, InvalidParameterError
+from dpverify.algorithms.core.noise import PrivacyLedger
 from dpverify.algorithms.wang_basar.algorithm import (
     SECTION_61_SCHEDULE,
     StepSchedule,
@@ -13,6 +14,7 @@ from dpverify.algorithms.wang_basar.algorithm import (
     run,
     step,
 )
+from dpverify.algorithms.wang_basar import algorithm as wang_basar_algorithm
 from dpverify.algorithms.wang_basar.problems import Estimation
 
 
@@ -88,3 +90,32 @@ def test_consensus_on_quadratic():
     assert np.allclose(trajectory.mean[-1], centres.mean(0), atol=1e-9)          # (11): the average does GD on F
     # disagreement bounded as in (24): eta lam^K max||g|| / (1 - eta) = 0.54 * 1.25e-3 * 5.7 / 0.46 ~ 0.0084
     assert 0 < np.abs(trajectory.final - centres.mean(0)).max() < 0.0084
+
+
+@pytest.mark.parametrize("algorithm, sigma_var", [(2, 0.5), (1, 0.0)])
+def test_iterations_in_blocks_of_replicas_compute_what_one_block_computes(monkeypatch, algorithm, sigma_var):
+    """run's iterations a block of replicas at a time (core/blocking.py ROUND_BLOCK_ELEMENTS): blocks of 2, 2, 1 and
+    of 1 replica give the draws, moments, snapshots, final states and ledger of one block (blocks=False), bit for bit;
+    the states updated in place leave the snapshots intact."""
+    problem = Estimation.as_printed()
+    params = WangBasarParams(graph_weights("ring", 5), SECTION_61_SCHEDULE, algorithm, sigma_var)
+    initial = np.random.default_rng(0).uniform(problem.low, problem.high, size=(5, 5, 2)) * 0.5
+
+    def trajectory(blocks: bool):
+        ledger = PrivacyLedger()
+        result = run(problem.local_gradients, initial, params, 7, np.random.default_rng(4), ledger=ledger,
+                     snapshot_at=(2, 5), blocks=blocks)
+        return result, ledger
+
+    whole, whole_ledger = trajectory(False)
+    for elements in (20, 1):   # m d = 10 per replica
+        monkeypatch.setattr(wang_basar_algorithm, "ROUND_BLOCK_ELEMENTS", elements)
+        blocked, ledger = trajectory(True)
+        for name in ("mean", "consensus", "final"):
+            np.testing.assert_array_equal(getattr(blocked, name), getattr(whole, name))
+        assert blocked.snapshots.keys() == whole.snapshots.keys() == {2, 5}
+        for k in (2, 5):
+            np.testing.assert_array_equal(blocked.snapshots[k], whole.snapshots[k])
+        assert [r.iteration for r in ledger.releases] == [r.iteration for r in whole_ledger.releases]
+        assert len(ledger.releases) == (6 if algorithm == 2 else 0)
+    assert not np.array_equal(whole.snapshots[2], whole.snapshots[5])

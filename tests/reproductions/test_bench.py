@@ -26,6 +26,7 @@ SMALL = {
     "dpdo-nc grid cell": lambda: dpdo_bench.grid_contenders(3, 10, 8),
     "dpdo-nc grid cell, d = 512": lambda: dpdo_bench.grid_contenders(3, 10, 512),   # the projection's partial sort
     "wang-basar": lambda: wang_bench.contenders(4, 8),
+    "wang-basar grid cell": lambda: wang_bench.grid_contenders(3, 10, 8),
 }
 
 
@@ -359,9 +360,9 @@ def test_a_disagreeing_baseline_is_a_harness_error_through_the_cli(monkeypatch):
 
 
 def test_grid_for_a_paper_without_one_is_a_user_error():
-    result = runner.invoke(cli.app, ["bench", "wang-basar", "--grid"])
+    result = runner.invoke(cli.app, ["bench", "dp-recal", "--grid"])
     assert result.exit_code != 0
-    assert "no --grid for paper 'wang-basar'; grids exist for: dpdo-nc, zcdp-nfl" in str(result.exception)
+    assert "no --grid for paper 'dp-recal'; grids exist for: dpdo-nc, wang-basar, zcdp-nfl" in str(result.exception)
 
 
 def test_the_regret_share_is_the_paired_share_of_a_regret_on_round(monkeypatch):
