@@ -275,18 +275,19 @@ def planned_releases(params: WangBasarParams, steps: int) -> list[Release] | Non
 
 def run(gradient: Gradient, initial: np.ndarray, params: WangBasarParams, iterations: int, rng: np.random.Generator,
         *, ledger: PrivacyLedger | None = None, snapshot_at=(), post_mix: Callable[[np.ndarray], np.ndarray] | None = None,
-        blocks: bool = True) -> Trajectory:
+        blocks: bool = True, moments: bool = True) -> Trajectory:
     """Algorithm 1 or 2 for iterations K (x^1 = initial, K-1 steps). post_mix: optional map applied after
     mixing (the ICA renormalization, spec P15; not part of the printed algorithm). blocks: run each iteration a block of
     replicas at a time (core/blocking.py ROUND_BLOCK_ELEMENTS), so that its passes stay in cache, the same numbers;
-    False for a gradient oracle that holds data of every replica (it is then called on all replicas at once)."""
+    False for a gradient oracle that holds data of every replica (it is then called on all replicas at once).
+    moments: record the consensus moments of every iteration (False: the iterates only, `mean` and `consensus` empty)."""
     iterations = require_positive_int("iterations", iterations)
     states = agent_major(require_finite("initial states", initial))   # mixing is then one product (core/mixing.py)
     if states.ndim != 3 or states.shape[1] != params.num_agents:
         raise InvalidDataError(f"initial states must have shape (R, m={params.num_agents}, d); got {states.shape}")
     replicas, agents, dim = states.shape
-    mean = np.empty((iterations, replicas, dim))
-    consensus = np.empty((iterations, replicas))
+    mean = np.empty((iterations if moments else 0, replicas, dim))
+    consensus = np.empty((iterations if moments else 0, replicas))
     wanted = set(int(k) for k in snapshot_at)
     snapshots = {}
     releases = planned_releases(params, iterations - 1)
@@ -295,19 +296,20 @@ def run(gradient: Gradient, initial: np.ndarray, params: WangBasarParams, iterat
     for k in range(1, iterations + 1):   # a loop over time steps; replicas and agents are batched
         if k in wanted:
             snapshots[k] = states.copy()
-        if k == iterations:
-            mean[k - 1], consensus[k - 1] = consensus_moments(states)
-            break
-        if params.noise_draw == "per_link":   # one release per link, not drawn in blocks
-            mean[k - 1], consensus[k - 1] = consensus_moments(states)
-            states, _ = step(states, k, gradient, params, rng, ledger)
+        if k == iterations or params.noise_draw == "per_link":
+            if moments:
+                mean[k - 1], consensus[k - 1] = consensus_moments(states)
+            if k == iterations:
+                break
+            states, _ = step(states, k, gradient, params, rng, ledger)   # per link: one release per link, not in blocks
         else:   # the blocks draw in turn what one draw for all replicas would; the release is recorded once
             release = None if releases is None else releases[k - 1]
             if ledger is not None and release is not None:
                 ledger.record(release)
             for part in parts:   # in place: a block's next states depend on its own replicas only
                 block = states[part]
-                mean[k - 1, part], consensus[k - 1, part] = consensus_moments(block)
+                if moments:
+                    mean[k - 1, part], consensus[k - 1, part] = consensus_moments(block)
                 states[part] = step(block, k, gradient, params, rng, None, release, operator)[0]
         if post_mix is not None:
             states = post_mix(states)

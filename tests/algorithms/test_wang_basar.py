@@ -119,3 +119,6 @@ def test_iterations_in_blocks_of_replicas_compute_what_one_block_computes(monkey
         assert [r.iteration for r in ledger.releases] == [r.iteration for r in whole_ledger.releases]
         assert len(ledger.releases) == (6 if algorithm == 2 else 0)
     assert not np.array_equal(whole.snapshots[2], whole.snapshots[5])
+    iterates_only = run(problem.local_gradients, initial, params, 7, np.random.default_rng(4), moments=False)
+    np.testing.assert_array_equal(iterates_only.final, whole.final)
+    assert iterates_only.mean.shape == (0, 5, 2) and iterates_only.consensus.shape == (0, 5)
