@@ -412,9 +412,10 @@ def check_start(x1: np.ndarray, radius: float) -> None:
 
 def _per_node_round(costs: Costs, params: DpdoNcParams, t: int, alpha: float, weights, release, rng, x, x_next,
                     blocks: list[slice], keep: bool):
-    """Lines 4-6 of round t, written into x_next (x itself when nothing is kept), a block of replicas at a time (core/blocking.py ROUND_BLOCK_ELEMENTS) so that the
-    round's passes run in cache; the blocks draw in turn what one draw for all replicas would (core/noise.py
-    laplace_release). weights: (A(t), its mixing operator). Returns (q_t, z_t, own gradients) when keep, else Nones."""
+    """Lines 4-6 of round t, written into x_next (x itself when nothing is kept), a block of replicas at a time
+    (core/blocking.py ROUND_BLOCK_ELEMENTS) so that the round's passes run in cache; the blocks draw in turn what one
+    draw for all replicas would (core/noise.py laplace_release). weights: (A(t), its mixing operator). Returns (q_t,
+    z_t, own gradients) when keep, else Nones."""
     a, operator = weights
     kept = tuple(np.empty_like(x) for _ in range(3)) if keep else None
     for block in blocks:
