@@ -291,26 +291,26 @@ def run(gradient: Gradient, initial: np.ndarray, params: WangBasarParams, iterat
     wanted = set(int(k) for k in snapshot_at)
     snapshots = {}
     releases = planned_releases(params, iterations - 1)
-    parts = row_blocks(replicas, agents * dim, ROUND_BLOCK_ELEMENTS) if blocks else [slice(None)]
-    operator = mixing_operator(params.weights, len(range(replicas)[parts[0]]) * dim)
+    # one release per link is drawn on the whole state, as one block
+    in_blocks = blocks and params.noise_draw == "per_agent"
+    parts = row_blocks(replicas, agents * dim, ROUND_BLOCK_ELEMENTS if in_blocks else states.size)
+    operator = mixing_operator(params.weights, (parts[0].stop - parts[0].start) * dim)
     for k in range(1, iterations + 1):   # a loop over time steps; replicas and agents are batched
         if k in wanted:
             snapshots[k] = states.copy()
-        if k == iterations or params.noise_draw == "per_link":
+        if k == iterations:
             if moments:
                 mean[k - 1], consensus[k - 1] = consensus_moments(states)
-            if k == iterations:
-                break
-            states, _ = step(states, k, gradient, params, rng, ledger)   # per link: one release per link, not in blocks
-        else:   # the blocks draw in turn what one draw for all replicas would; the release is recorded once
-            release = None if releases is None else releases[k - 1]
-            if ledger is not None and release is not None:
-                ledger.record(release)
-            for part in parts:   # in place: a block's next states depend on its own replicas only
-                block = states[part]
-                if moments:
-                    mean[k - 1, part], consensus[k - 1, part] = consensus_moments(block)
-                states[part] = step(block, k, gradient, params, rng, None, release, operator)[0]
+            break
+        release = None if releases is None else releases[k - 1]
+        if ledger is not None and release is not None:   # planned: recorded once, drawn block by block
+            ledger.record(release)
+        for part in parts:   # in place: a block's next states depend on its own replicas only
+            block = states[part]
+            if moments:
+                mean[k - 1, part], consensus[k - 1, part] = consensus_moments(block)
+            states[part] = step(block, k, gradient, params, rng, ledger if release is None else None, release,
+                                operator)[0]
         if post_mix is not None:
             states = post_mix(states)
     if not np.all(np.isfinite(states)):
