@@ -291,28 +291,31 @@ def run(gradient: Gradient, initial: np.ndarray, params: WangBasarParams, iterat
     wanted = set(int(k) for k in snapshot_at)
     snapshots = {}
     releases = planned_releases(params, iterations - 1)
-    # one release per link is drawn on the whole state, as one block
-    in_blocks = blocks and params.noise_draw == "per_agent"
+    # one release per link is drawn on the whole state, and post_mix maps the whole state: one block each
+    in_blocks = blocks and params.noise_draw == "per_agent" and post_mix is None
     parts = row_blocks(replicas, agents * dim, ROUND_BLOCK_ELEMENTS if in_blocks else states.size)
+    # each block an agent-major array of its own, so that its gradient and its mixing are one product each (a block
+    # viewed in the whole state is not: 6% slower a round at R = 10, N = 50, d = 512, measured)
+    state_blocks = [states] if len(parts) == 1 else [agent_major(states[part]) for part in parts]
     operator = mixing_operator(params.weights, (parts[0].stop - parts[0].start) * dim)
     for k in range(1, iterations + 1):   # a loop over time steps; replicas and agents are batched
         if k in wanted:
-            snapshots[k] = states.copy()
+            snapshots[k] = np.concatenate(state_blocks)
         if k == iterations:
-            if moments:
-                mean[k - 1], consensus[k - 1] = consensus_moments(states)
             break
         release = None if releases is None else releases[k - 1]
         if ledger is not None and release is not None:   # planned: recorded once, drawn block by block
             ledger.record(release)
-        for part in parts:   # in place: a block's next states depend on its own replicas only
-            block = states[part]
+        for index, part in enumerate(parts):   # a block's next states depend on its own replicas only
             if moments:
-                mean[k - 1, part], consensus[k - 1, part] = consensus_moments(block)
-            states[part] = step(block, k, gradient, params, rng, ledger if release is None else None, release,
-                                operator)[0]
+                mean[k - 1, part], consensus[k - 1, part] = consensus_moments(state_blocks[index])
+            state_blocks[index] = step(state_blocks[index], k, gradient, params, rng,
+                                       ledger if release is None else None, release, operator)[0]
         if post_mix is not None:
-            states = post_mix(states)
+            state_blocks = [post_mix(block) for block in state_blocks]
+    states = state_blocks[0] if len(parts) == 1 else np.concatenate(state_blocks)
+    if moments:
+        mean[-1], consensus[-1] = consensus_moments(states)
     if not np.all(np.isfinite(states)):
         raise InvalidDataError("the iterates diverged (NaN/inf); check the stepsize against 1/L")
     return Trajectory(mean, consensus, states, snapshots)

@@ -52,13 +52,14 @@ class Estimation:
         """grad f_i(theta_i) = -2 M^T Y_i + 2 M^T M theta + 3 kappa ||theta|| theta (L566); theta (..., m, d)."""
         radius = row_norms(theta)
         curvature, offsets = self._gradient_terms
-        gradient = shifted(2.0 * times_matrix(theta, curvature), offsets)
+        gradient = times_matrix(theta, curvature)   # a fresh array: the offsets are added in place
+        shifted(gradient, offsets, out=gradient)
         gradient += scale_rows(theta, 3.0 * self.kappa * radius)
         return gradient
 
     def local_gradients(self, states: np.ndarray) -> np.ndarray:
         """The oracle of the algorithms: (R, m, d) -> (R, m, d), with the extension outside B."""
-        if self.extension == "none":
+        if self.extension == "none" or self._inside_box(states):   # p = theta: the extension adds nothing
             return self.local_gradients_inside(states)
         projected = clip_rows(states, self.low, self.high)
         gradient = self.local_gradients_inside(projected)
@@ -69,15 +70,27 @@ class Estimation:
         scale = self.ext_c * np.minimum(distance / self.ext_delta_r, 1.0) / np.maximum(distance, 1e-300)
         return gradient + scale_rows(outward, scale)
 
+    def _inside_box(self, states: np.ndarray) -> bool:
+        """Whether every point lies in B (False for a NaN): each coordinate's least and largest value, two reductions
+        without temporaries, where projecting and differencing cost 16x more at (R, m, d) = (2, 50, 512), measured."""
+        axes = tuple(range(states.ndim - 1))
+        low, high = self._box
+        return bool(np.all(states.min(axis=axes) >= low) and np.all(states.max(axis=axes) <= high))
+
+    @cached_property
+    def _box(self) -> tuple[np.ndarray, np.ndarray]:
+        return np.array(self.low, dtype=float), np.array(self.high, dtype=float)
+
     @cached_property
     def _gradient_terms(self) -> tuple[np.ndarray, np.ndarray]:
-        """M^T M and -2 M^T Y_i (row i), computed once: a run calls local_gradients_inside once per block of replicas
-        and iteration, and at d = 512 the product M^T M cost more than the gradient itself."""
-        return self.matrix.T @ self.matrix, -2.0 * self.measurements @ self.matrix
+        """2 M^T M and -2 M^T Y_i (row i), computed once: a run calls local_gradients_inside once per block of replicas
+        and iteration, and at d = 512 the product M^T M cost more than the gradient itself. The factor 2 is exact, so
+        theta (2 M^T M) has the bits of 2 (theta M^T M) without a pass over the product."""
+        return 2.0 * self.matrix.T @ self.matrix, -2.0 * self.measurements @ self.matrix
 
     @cached_property
     def _agent_terms(self) -> tuple[list, list, list, list]:
-        """-2 M^T Y_i (row i), M^T M, and the box, as Python floats for agent_gradient."""
+        """-2 M^T Y_i (row i), 2 M^T M, and the box, as Python floats for agent_gradient."""
         curvature, offsets = self._gradient_terms
         return offsets.tolist(), curvature.tolist(), [float(v) for v in self.low], [float(v) for v in self.high]
 
@@ -91,7 +104,7 @@ class Estimation:
         projected = point if self.extension == "none" else [min(max(t, lo), hi) for t, lo, hi in zip(point, low, high)]
         cubic = 3.0 * self.kappa * math.sqrt(sum(p * p for p in projected))
         dims = range(len(projected))
-        gradient = [offsets[i][b] + sum(2.0 * projected[a] * curvature[a][b] for a in dims) + cubic * projected[b]
+        gradient = [offsets[i][b] + sum(projected[a] * curvature[a][b] for a in dims) + cubic * projected[b]
                     for b in dims]
         outward = [t - p for t, p in zip(point, projected)]
         distance = math.sqrt(sum(w * w for w in outward))
