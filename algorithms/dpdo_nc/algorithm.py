@@ -17,6 +17,7 @@ max_x <-S, x> = r ||S||_inf, so R_T^i = dot_T^i + r ||S_T^i||_inf (spec 5.2).
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Protocol
@@ -34,7 +35,7 @@ from dpverify.algorithms.core.mixing import agent_major, mixing_operator
 from dpverify.algorithms.core.mixing import mix as mix_neighbours
 from dpverify.algorithms.core.mixing import mix_per_link
 from dpverify.algorithms.core.noise import PrivacyLedger, laplace_mechanism, laplace_plan, laplace_release
-from dpverify.algorithms.core.rowwise import row_norms, scale_rows, shifted
+from dpverify.algorithms.core.rowwise import SEQUENTIAL_BELOW, row_norms, scale_rows, shifted
 from dpverify.algorithms.core.validation import require_positive, require_positive_int
 
 DOUBLY_STOCHASTIC_ATOL = 1e-12
@@ -186,8 +187,24 @@ class Localization:
         return self._gradients(x, self.sensors, self.distances[t - 1])
 
     def node_gradient(self, t: int, i: int, x: np.ndarray) -> np.ndarray:
-        """grad f_t^i(x) of node i alone, x (d,): the contract's gradient oracle, called once per agent and round."""
-        return self._gradients(x, self.sensors[i], self.distances[t - 1, i])
+        """grad f_t^i(x) of node i alone, x (d,): the contract's gradient oracle, called once per agent and round. A
+        short vector is done on Python floats, the formulas of `_factors` in their order (the squares summed left to
+        right, as row_norms does below SEQUENTIAL_BELOW): the same bits, 4x faster at d = 2 (measured; the oracle
+        was a third of a per-agent-loop implementation's run)."""
+        point = np.asarray(x, dtype=float)
+        if point.ndim != 1 or point.size >= SEQUENTIAL_BELOW:
+            return self._gradients(point, self.sensors[i], self.distances[t - 1, i])
+        gap = [p - s for p, s in zip(point.tolist(), self._sensor_rows[i])]
+        squares = 0.0
+        for g in gap:
+            squares += g * g
+        r = math.sqrt(squares)
+        factor = 0.0 if r < GRADIENT_AT_SENSOR else 1.0 - float(self.distances[t - 1, i]) / r
+        return np.array([g * factor for g in gap])
+
+    @cached_property
+    def _sensor_rows(self) -> list[list[float]]:
+        return self.sensors.tolist()
 
     @cached_property
     def _sensor_groups(self) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:

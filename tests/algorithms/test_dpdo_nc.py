@@ -163,6 +163,16 @@ def test_regret_of_a_transcripts_iterates_equals_the_runs_and_node_gradients_mat
         for t in (3, 4):
             batched = costs.own_gradient(t, points[None])[0]
             assert np.allclose([costs.node_gradient(t, i, points[i]) for i in range(6)], batched, rtol=1e-14)
+    # the per-node oracle on Python floats gives the batched gradient's bits, also with distinct sensors, in 3
+    # dimensions and at a sensor (gradient 0 there, GRADIENT_AT_SENSOR)
+    rng = np.random.default_rng(12)
+    for dim in (2, 3):
+        spread = Localization(rng.normal(size=(6, dim)), rng.uniform(0.5, 2.0, size=(5, 6)), np.zeros((5, dim)))
+        at = rng.normal(size=(6, dim))
+        at[4] = spread.sensors[4]
+        batched = spread.own_gradient(2, at[None])[0]
+        assert np.array_equal(np.array([spread.node_gradient(2, i, at[i]) for i in range(6)]), batched)
+        assert not np.any(batched[4])
     # the audit's alternating neighbour: <c, x> at odd rounds, <-c, x> at even ones, the others' costs unchanged
     assert np.array_equal(alternating.node_gradient(3, 2, points[2]), [1.0, -2.0])
     assert np.array_equal(alternating.node_gradient(4, 2, points[2]), [-1.0, 2.0])
