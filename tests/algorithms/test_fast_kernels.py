@@ -195,11 +195,20 @@ def test_cubes_are_the_power_three():
     close(ica.local_gradients(states), loop)
 
 
-def test_estimation_gradients_equal_the_per_agent_oracle():
-    problem = Estimation.as_printed()
-    states = np.random.default_rng(10).uniform(-10, 6, (4, 5, 2))    # inside and outside the box
-    loop = np.array([[problem.agent_gradient(i, states[r, i]) for i in range(5)] for r in range(4)])
-    close(problem.local_gradients(states), loop)
+@pytest.mark.parametrize("dim", [2, 32])   # the box test a column at a time, and over all coordinates at once
+def test_estimation_gradients_equal_the_per_agent_oracle(dim):
+    rng = np.random.default_rng(10)
+    problem = Estimation.as_printed() if dim == 2 else Estimation(rng.uniform(-1, 1, (5, dim)), np.eye(dim),
+                                                                  low=(-8.0,) * dim, high=(4.0,) * dim)
+    low, high = np.array(problem.low), np.array(problem.high)
+    inside = rng.uniform(low, high, (4, 5, dim))
+    outside = inside.copy()
+    outside[2, 3, dim - 1] = high[-1] + 0.5                             # one coordinate of one point out of the box
+    outside[1, 0, 0] = low[0] - 3.0
+    for states in (inside, outside):
+        loop = np.array([[problem.agent_gradient(i, states[r, i]) for i in range(5)] for r in range(4)])
+        close(problem.local_gradients(states), loop)
+    assert not np.allclose(problem.local_gradients(outside)[2, 3], problem.local_gradients_inside(outside)[2, 3])
 
 
 def test_consensus_moments_are_the_mean_and_the_squared_spread():
