@@ -189,8 +189,8 @@ class Localization:
     def node_gradient(self, t: int, i: int, x: np.ndarray) -> np.ndarray:
         """grad f_t^i(x) of node i alone, x (d,): the contract's gradient oracle, called once per agent and round. A
         short vector is done on Python floats, the formulas of `_factors` in their order (the squares summed left to
-        right, as row_norms does below SEQUENTIAL_BELOW): the same bits, 4x faster at d = 2 (measured; the oracle
-        was a third of a per-agent-loop implementation's run)."""
+        right, as row_norms does below SEQUENTIAL_BELOW): the same bits, 1.6 against 12.7 us a call at d = 2
+        (measured; the oracle was a third of a per-agent-loop implementation's run)."""
         point = np.asarray(x, dtype=float)
         if point.ndim != 1 or point.size >= SEQUENTIAL_BELOW:
             return self._gradients(point, self.sensors[i], self.distances[t - 1, i])
