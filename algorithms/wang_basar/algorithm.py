@@ -276,10 +276,11 @@ def planned_releases(params: WangBasarParams, steps: int) -> list[Release] | Non
 def run(gradient: Gradient, initial: np.ndarray, params: WangBasarParams, iterations: int, rng: np.random.Generator,
         *, ledger: PrivacyLedger | None = None, snapshot_at=(), post_mix: Callable[[np.ndarray], np.ndarray] | None = None,
         blocks: bool = True, moments: bool = True) -> Trajectory:
-    """Algorithm 1 or 2 for iterations K (x^1 = initial, K-1 steps). post_mix: optional map applied after
-    mixing (the ICA renormalization, spec P15; not part of the printed algorithm). blocks: run each iteration a block of
-    replicas at a time (core/blocking.py ROUND_BLOCK_ELEMENTS), so that its passes stay in cache, the same numbers;
-    False for a gradient oracle that holds data of every replica (it is then called on all replicas at once).
+    """Algorithm 1 or 2 for iterations K (x^1 = initial, K-1 steps). post_mix: optional map of the whole state applied
+    after mixing (the ICA renormalization, spec P15; not part of the printed algorithm; with it the run is one block).
+    blocks: run each iteration a block of replicas at a time (core/blocking.py ROUND_BLOCK_ELEMENTS), so that its
+    passes stay in cache, the same numbers; False for a gradient oracle that holds data of every replica (it is then
+    called on all replicas at once).
     moments: record the consensus moments of every iteration (False: the iterates only, `mean` and `consensus` empty)."""
     iterations = require_positive_int("iterations", iterations)
     states = agent_major(require_finite("initial states", initial))   # mixing is then one product (core/mixing.py)

@@ -96,7 +96,7 @@ def test_consensus_on_quadratic():
 def test_iterations_in_blocks_of_replicas_compute_what_one_block_computes(monkeypatch, algorithm, sigma_var):
     """run's iterations a block of replicas at a time (core/blocking.py ROUND_BLOCK_ELEMENTS): blocks of 2, 2, 1 and
     of 1 replica give the draws, moments, snapshots, final states and ledger of one block (blocks=False), bit for bit;
-    the states updated in place leave the snapshots intact."""
+    each snapshot is a copy, which later iterations leave intact."""
     problem = Estimation.as_printed()
     params = WangBasarParams(graph_weights("ring", 5), SECTION_61_SCHEDULE, algorithm, sigma_var)
     initial = np.random.default_rng(0).uniform(problem.low, problem.high, size=(5, 5, 2)) * 0.5

@@ -7,6 +7,7 @@ from scipy import special, stats
 
 from dpverify.theory.audit import PrivacyClaim, audit
 from dpverify.theory.audit.tradeoff import ComposedPureDP, GaussianDP, Tradeoff
+from dpverify.theory.dpdo_nc.conformance import AUDIT_EPSILON, VERIFY_HORIZON
 
 LEVELS = np.linspace(0.0, 1.0, 200_001)
 
@@ -70,7 +71,6 @@ def test_gaussian_noise_of_the_laplace_variance_stays_inside_composed_pure_dp_do
     """docs/verify.md: why no audit refutes dpdo-nc's Gaussian-for-Laplace bug. T releases of eps-DP Laplace noise,
     replaced by Gaussian noise of the same variance, are at most sqrt(T eps^2 / 2)-GDP; its most powerful test is
     weaker than the composed claim at every level from 1e-8 to 0.5, and stronger below (Gaussian noise is not pure DP)."""
-    from dpverify.theory.dpdo_nc.conformance import AUDIT_EPSILON, VERIFY_HORIZON
     claim = ComposedPureDP(AUDIT_EPSILON, VERIFY_HORIZON)
     gaussian = GaussianDP(np.sqrt(VERIFY_HORIZON * AUDIT_EPSILON**2 / 2.0))
     levels = np.logspace(-8, np.log10(0.5), 401)
