@@ -34,6 +34,7 @@ from dpverify.theory.claims import CheckCrashed, CheckResult, ClaimResult, Evide
 from dpverify.theory.door.isolation import DEFAULT_TIMEOUT
 from dpverify.theory.execution import DEFAULT_ROOT_SEED, CheckContext
 from dpverify.theory.papers import get_paper, paper_ids, room_module
+from dpverify.theory.verify.conformance import CHECKS
 
 if TYPE_CHECKING:   # imported where it is used: `dpverify --help` does not load the cache machinery
     from dpverify.reproductions.run.check_cache import CheckCache
@@ -503,8 +504,8 @@ def verify(paper: Annotated[str, typer.Argument(help="paper id (see `dpverify li
            noise: Annotated[str, typer.Option(help="tape: it draws its noise from the rng it is given, in the order "
                                               "(round, agent, coordinate), so exact conformance runs; own: it draws "
                                               "its own noise (exact conformance is not run)")] = "tape",
-           checks: Annotated[Optional[str], typer.Option(help="comma-separated subset of accounting, exact, "
-                                                          "noise-scale, distribution, privacy (default: all)")] = None,
+           checks: Annotated[Optional[str], typer.Option(help=f"comma-separated subset of {', '.join(CHECKS)} "
+                                                          "(default: all)")] = None,
            claims: Annotated[Optional[bool], typer.Option(
                help="re-run the paper's claims whose checks run the algorithm (regret, rates, figures) on your "
                     "implementation, beside the reference's verdicts (default: yes, unless --checks selects a subset)",

@@ -304,6 +304,45 @@ def test_coverage_false_refutations_stay_below_the_nominal_rate():
         assert exceed <= 20  # below the nominal rate: 10% of 200
 
 
+# ------------------------------------------------------------------------------------------------ futility stop
+
+
+def test_futility_stops_a_mechanism_well_inside_its_claim_at_the_first_look():
+    # Laplace at eps 0.5 audited against a claim of 1: the second part's 50,000 samples stop after 1/8 of them
+    result = audit(laplace(0.5), (0.0, 1.0), PrivacyClaim(epsilon=1.0), samples=100_000, rng=1, futility=0.01)
+    (pair,) = result.details["futility"]["per_pair"]
+    assert pair["looks"] == [6_250, 12_500, 25_000] and pair["stopped_at"] == 6_250
+    assert result.samples_per_side == 56_250 and not result.refuted
+    assert result.epsilon_lower_bound < pair["upper_bounds"]["eps"] <= 1.0
+    assert "stopped for futility" in result.summary() and "at 99%" in result.summary()
+
+
+def test_futility_leaves_an_audit_it_does_not_stop_unchanged():
+    # Laplace at eps 1 against a claim of 0.5: no look can rule out a refutation, so the test runs to the end on the
+    # same draws (the stream does not depend on the chunking) and every number is that of the audit without it
+    plain, stopping = (audit(laplace(1.0), (0.0, 1.0), PrivacyClaim(epsilon=0.5), samples=40_000, rng=2, futility=beta)
+                       for beta in (None, 0.01))
+    assert stopping.details["futility"]["stopped"] is False and stopping.samples_per_side == 40_000
+    assert (stopping.epsilon_lower_bound, stopping.threshold, stopping.refuted) == \
+           (plain.epsilon_lower_bound, plain.threshold, plain.refuted) and plain.refuted
+
+
+def test_futility_loses_at_most_beta_of_the_power_measured_over_seeds():
+    # Randomized response at eps 1 against a claim of 0.9, 4,000 samples per side: the audit refutes about half
+    # the time. Paired by seed, a futility stop can only remove refutations (a stop never refutes). Each removal
+    # needs the violating event to look harmless at a look: probability <= beta = 0.01, so the removals over
+    # 200 seeds are at most Bin(200, 0.01); this fails with probability <= 0.1% (binom.ppf(0.999) = 7). A rule
+    # with point estimates in place of the upper bounds removes 10 here; this rule removes none.
+    sampler, claim = randomized_response(1.0), PrivacyClaim(epsilon=0.9)
+    refuted, removed = 0, 0
+    for seed in range(200):
+        plain = audit(sampler, (0, 1), claim, samples=4_000, rng=seed).refuted
+        stopping = audit(sampler, (0, 1), claim, samples=4_000, rng=seed, futility=0.01).refuted
+        assert plain or not stopping
+        refuted, removed = refuted + plain, removed + (plain and not stopping)
+    assert 60 <= refuted <= 140 and removed <= stats.binom.ppf(0.999, 200, 0.01)
+
+
 # ------------------------------------------------------------------------------------------------ several pairs, streaming
 
 
@@ -393,6 +432,7 @@ def test_bad_parameters_raise_specific_errors():
         ({"samples": 1_000, "chunk_size": 0}, InvalidParameterError, "chunk_size"),
         ({"samples": 1_000.5}, InvalidParameterError, "samples must be a positive integer"),
         ({"samples": 1_000, "events_per_pair": 5}, InvalidParameterError, "events_per_pair"),
+        ({"samples": 1_000, "futility": 1.0}, InvalidParameterError, "futility"),
         ({"samples": 1_000, "score": "forest"}, InvalidParameterError, "score must be"),
         ({"samples": 1_000, "rng": "seed"}, InvalidParameterError, "rng must be"),
         ({"samples": 1_000, "score": lambda x: x[:-1]}, InvalidDataError, r"score\(observations\) must return shape"),

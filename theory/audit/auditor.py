@@ -40,7 +40,18 @@ For one neighbouring pair (d0, d1) and a batched sampler `sample(dataset, n, rng
 5. Verdict. REFUTED when eps_lb > claimed eps, rho_lb > claimed rho or the leak factor > 1; otherwise
    "not refuted at N samples". An audit never proves privacy (a lower bound below the claim says nothing about the
    mechanism's true privacy loss on other pairs or events).
-6. Model-based (labelled, never used for the verdict): the Gaussian-DP parameter mu = |m1 - m0| / s of
+6. Futility stop (optional, `futility` = beta). Correct code spends most of an audit's time on a test it cannot
+   fail. At each look of FUTILITY_LOOKS the test computes, for every tested event, UPPER Clopper-Pearson bounds
+   at level beta / (2 m L) (L looks): the bound each claimed quantity would take at P[M(d_num) in S] = p1_hi and
+   P[M(d_den) in S] = p0_lo. Every quantity increases in p1 and decreases in p0 (bounds.py, tradeoff.py), so
+   these are upper bounds on the event's true eps, rho and leak factor, simultaneously with probability
+   >= 1 - beta. If none exceeds the claim, no event can refute it and the test stops there ("stochastic
+   curtailment", Lan, Simon & Halperin 1982, with a confidence bound in place of conditional power). It never
+   adds a refutation (a stop is never a refutation), so the false-refutation rate is unchanged; it stops an audit
+   that would have refuted only if an event that truly violates the claim looked harmless at a look: at most
+   beta, so the power against such a mechanism falls by at most beta. An audit that does not stop tests the same
+   draws as without it. The lower bounds of a stopped audit are those of the samples tested so far.
+7. Model-based (labelled, never used for the verdict): the Gaussian-DP parameter mu = |m1 - m0| / s of
    the score on the second part, assuming Gaussian scores with a common variance (Dong, Roth & Su
    2019, Def. 2.6), and rho = mu^2 / 2.
 
@@ -87,6 +98,9 @@ CLASSIFIER_FIT_FRACTION = 0.5
 CLASSIFIER_FIT_CAP = 1_000_000
 # default: fraction of the samples used to choose the event (the rest tests it).
 DEFAULT_SPLIT = 0.5
+# with `futility`: the fractions of the second part after which the test may stop (see `audit`); few and early,
+# since each look spends part of the futility level and a correct mechanism usually stops at the first
+FUTILITY_LOOKS = (0.125, 0.25, 0.5)
 
 
 def minimum_samples(split: float = DEFAULT_SPLIT) -> int:
@@ -193,6 +207,12 @@ class AuditResult:
             parts.append(f"leak factor >= {factor:.3g}{prefix} {'>' if factor > 1 else '<='} 1 against "
                          f"{self.claim.tradeoff.describe()}")
         outcome = "REFUTED" if self.refuted else f"not refuted at {self.samples_per_side} samples"
+        futility = self.details.get("futility")
+        if futility and futility["stopped"]:
+            pairs = futility["per_pair"]     # each pair's looks, where it stopped and its upper bounds there
+            uppers = {name: max(pair["upper_bounds"][name] for pair in pairs) for name in pairs[0]["upper_bounds"]}
+            outcome += (f" (stopped for futility: no tested event can refute it, {_joined_upper_bounds(uppers)} "
+                        f"at {100.0 * (1.0 - futility['beta']):g}%)")
         return "; ".join(parts) + f": {outcome}"
 
     def verdict(self) -> Verdict:
@@ -233,6 +253,7 @@ def audit(
     chunk_size: int = 100_000,
     split: float = DEFAULT_SPLIT,
     events_per_pair: int = 1,
+    futility: float | None = None,
 ) -> AuditResult:
     """Empirical lower bounds on eps (and rho) of `sample` on neighbouring datasets; see the module
     docstring for the method and its references.
@@ -250,6 +271,9 @@ def audit(
     chunk_size: outputs drawn per call of `sample`. split: fraction of `samples` used for the search.
     events_per_pair: how many (direction, tail) combinations per pair and claimed quantity are tested
         on the second part (1..4; more hedges a wrong choice on the first part, costs Bonferroni).
+    futility: None (test the whole second part), or beta in (0, 1): stop the test at a look of FUTILITY_LOOKS
+        once no tested event can refute the claim with probability >= 1 - beta (step 6 of the module docstring:
+        the power falls by at most beta).
     """
     started = time.perf_counter()
     if not callable(sample):
@@ -262,6 +286,8 @@ def audit(
     events_per_pair = _positive_int("events_per_pair", events_per_pair)
     if events_per_pair > len(_COMBINATIONS):
         raise InvalidParameterError(f"events_per_pair must be between 1 and {len(_COMBINATIONS)} (2 directions x 2 tails); got {events_per_pair}")
+    if futility is not None and not (isinstance(futility, (int, float)) and 0.0 < futility < 1.0):
+        raise InvalidParameterError(f"futility must be None or a level beta in (0, 1); got {futility!r}")
     split = _finite_number("split", split)
     if not 0.0 < split < 1.0:
         raise InvalidParameterError(f"split (fraction of the samples used to choose the event) must lie in (0, 1); got {split}")
@@ -303,15 +329,17 @@ def audit(
         for stream in streams:
             stream.shape_holder = shape_holder
         pair_results.append(
-            _audit_pair(index, streams, score, first_part, second_part, chunk_size, claim, planned_alpha, targets, events_per_pair)
+            _audit_pair(index, streams, score, first_part, second_part, chunk_size, claim, planned_alpha, targets, events_per_pair,
+                        None if futility is None else futility / (2.0 * planned_tests))
         )
 
     events = [event for result in pair_results for event in result["events"]]
     tests = len(events)
     interval_confidence = 1.0 - (1.0 - confidence) / (2.0 * tests)
     for event in events:
-        low = clopper_pearson(int(event["k_numerator"]), second_part, interval_confidence, side="lower")[0]
-        high = clopper_pearson(int(event["k_denominator"]), second_part, interval_confidence, side="upper")[1]
+        tested = event["test_samples"]
+        low = clopper_pearson(int(event["k_numerator"]), tested, interval_confidence, side="lower")[0]
+        high = clopper_pearson(int(event["k_denominator"]), tested, interval_confidence, side="upper")[1]
         event["p_numerator_low"], event["p_denominator_high"] = low, high
         event["epsilon_lower_bound"] = max(0.0, bounds.epsilon_lower_bound(low, high, claim.delta))
         event["rho_lower_bound"], event["rho_order"] = bounds.rho_lower_bound(low, high)
@@ -338,6 +366,9 @@ def audit(
         "pairs": len(pairs),
         "samples_first_part": first_part,
         "samples_second_part": second_part,
+        "futility": None if futility is None else {
+            "beta": futility, "per_pair": [result["futility"] for result in pair_results],
+            "stopped": all(result["futility"]["stopped_at"] is not None for result in pair_results)},
         "tests": tests,
         "interval_confidence": interval_confidence,
         "events": events,
@@ -354,7 +385,7 @@ def audit(
         rho_lower_bound=float(rho_lb),
         gdp_mu_estimate=None if gdp_mu is None else float(gdp_mu),
         confidence=confidence,
-        samples_per_side=samples,
+        samples_per_side=first_part + max(result["test_samples"] for result in pair_results),
         direction=strongest["direction"] if len(pairs) == 1 else f"pair {strongest['pair']}: {strongest['direction']}",
         threshold=float(strongest["threshold"]),
         refuted=refuted,
@@ -363,7 +394,8 @@ def audit(
     )
 
 
-def _audit_pair(index, streams, score, first_part, second_part, chunk_size, claim, planned_alpha, targets, events_per_pair) -> dict:
+def _audit_pair(index, streams, score, first_part, second_part, chunk_size, claim, planned_alpha, targets, events_per_pair,
+                futility_alpha: float | None) -> dict:
     timer = time.perf_counter()
     stream0, stream1 = streams
     pilot_rows = min(chunk_size, first_part)
@@ -408,20 +440,27 @@ def _audit_pair(index, streams, score, first_part, second_part, chunk_size, clai
     selected = _select_events(candidates, upper_counts, search_part, second_part, claim, planned_alpha, targets, events_per_pair)
     search_seconds = time.perf_counter() - timer
 
-    # test on the fresh second part: event counts and score moments only
+    # test on the fresh second part: event counts and score moments only, up to a futility stop
     thresholds = np.array([event["threshold"] for event in selected])
     k_upper = np.zeros((2, thresholds.size), dtype=np.int64)
     moments = [_Moments(), _Moments()]
-    for block0, block1 in zip(stream0.blocks(second_part), stream1.blocks(second_part)):
-        for side, block in enumerate((block0, block1)):
-            values = scorer(block)
-            k_upper[side] += np.count_nonzero(values[:, None] >= thresholds[None, :], axis=0)
-            moments[side].add(values)
-    for position, event in enumerate(selected):
-        numerator, denominator = event["numerator"], 1 - event["numerator"]
-        counts = k_upper[:, position] if event["tail"] == "upper" else second_part - k_upper[:, position]
-        event["k_numerator"], event["k_denominator"] = int(counts[numerator]), int(counts[denominator])
-        event["pair"] = index
+    looks = sorted({round(fraction * second_part) for fraction in FUTILITY_LOOKS} - {0, second_part}
+                   if futility_alpha is not None else ())
+    futility = None if futility_alpha is None else {"looks": looks, "stopped_at": None, "upper_bounds": None}
+    tested = 0
+    for end in (*looks, second_part):
+        for block0, block1 in zip(stream0.blocks(end - tested), stream1.blocks(end - tested)):
+            for side, block in enumerate((block0, block1)):
+                values = scorer(block)
+                k_upper[side] += np.count_nonzero(values[:, None] >= thresholds[None, :], axis=0)
+                moments[side].add(values)
+        tested = end
+        _record_counts(selected, k_upper, tested, index)
+        if end < second_part:
+            futility["upper_bounds"] = _upper_bounds(selected, claim, futility_alpha / len(looks))
+            if not _could_refute(futility["upper_bounds"], claim):
+                futility["stopped_at"] = tested
+                break
     gdp_mu = bounds.gdp_mu_estimate(moments[0].mean, moments[0].variance, moments[1].mean, moments[1].variance)
     return {
         "pair": index,
@@ -430,6 +469,8 @@ def _audit_pair(index, streams, score, first_part, second_part, chunk_size, clai
         "observation_shape": stream0.shape_holder.get("shape"),
         "fit_samples": fit_part,
         "search_samples": search_part,
+        "test_samples": tested,
+        "futility": futility,
         "candidate_thresholds": int(candidates.size),
         "score_mean": (moments[0].mean, moments[1].mean),
         "score_variance": (moments[0].variance, moments[1].variance),
@@ -438,6 +479,38 @@ def _audit_pair(index, streams, score, first_part, second_part, chunk_size, clai
         "seconds_search": search_seconds,
         "seconds_total": time.perf_counter() - timer,
     }
+
+
+def _record_counts(selected: list[dict], k_upper: np.ndarray, tested: int, pair: int) -> None:
+    """Each event's two counts among the `tested` samples per side of the second part."""
+    for position, event in enumerate(selected):
+        numerator, denominator = event["numerator"], 1 - event["numerator"]
+        counts = k_upper[:, position] if event["tail"] == "upper" else tested - k_upper[:, position]
+        event["k_numerator"], event["k_denominator"] = int(counts[numerator]), int(counts[denominator])
+        event["test_samples"], event["pair"] = tested, pair
+
+
+def _upper_bounds(selected: list[dict], claim: PrivacyClaim, alpha: float) -> dict[str, float]:
+    """The largest, over the events, upper confidence bound on each claimed quantity (eps at the claim's delta, rho,
+    leak factor): the lower-bound formulas at P[num] = its upper and P[den] = its lower Clopper-Pearson bound (each
+    at `alpha`), which bound the event's true value from above since every formula increases in P[num] and
+    decreases in P[den]."""
+    tested = selected[0]["test_samples"]
+    high = bounds.cp_upper(np.array([event["k_numerator"] for event in selected]), tested, alpha)
+    low = bounds.cp_lower(np.array([event["k_denominator"] for event in selected]), tested, alpha)
+    result = {}
+    if claim.epsilon is not None:
+        result["eps"] = float(np.max(bounds.epsilon_lower_bound(high, low, claim.delta)))
+    if claim.rho is not None:
+        result["rho"] = max(bounds.rho_lower_bound(float(a), float(b))[0] for a, b in zip(high, low))
+    if claim.tradeoff is not None:
+        result["leak factor"] = float(np.max(claim.tradeoff.factor_lower_bound(high, low)))
+    return result
+
+
+def _could_refute(upper_bounds: dict[str, float], claim: PrivacyClaim) -> bool:
+    claimed = {"eps": claim.epsilon, "rho": claim.rho, "leak factor": 1.0}
+    return any(value > claimed[name] for name, value in upper_bounds.items())
 
 
 def _select_events(candidates, upper_counts, search_part, second_part, claim, alpha, targets, events_per_pair) -> list[dict]:
@@ -720,6 +793,10 @@ def _children(generator: np.random.Generator, count: int) -> list[np.random.Gene
     except (TypeError, ValueError, AttributeError):
         seeds = generator.integers(0, 2**63 - 1, size=count)
         return [np.random.default_rng(int(seed)) for seed in seeds]
+
+
+def _joined_upper_bounds(uppers: dict[str, float]) -> str:
+    return ", ".join(f"{name} <= {value:.3g}" for name, value in uppers.items())
 
 
 def _two_numbers(value: float, claimed: float) -> tuple[str, str]:

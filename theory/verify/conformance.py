@@ -66,6 +66,9 @@ SCALE_HALF_WIDTH = np.log1p(SCALE_MARGIN) / 3
 # check (SCALE_MARGIN). Fixed before looking at any verdict; the summary states the smallest distance the runs rule out.
 DISTRIBUTION_MARGIN = 0.1
 AUDIT_SAMPLES = {"quick": 10_000, "paper": 100_000}  # default: runs per neighbouring setting for the privacy audit
+# default: the privacy audit stops its test once no tested event can refute the claim at this level (auditor.py,
+# step 6): it loses at most this much power and saves most of a correct implementation's test part
+AUDIT_FUTILITY = 0.01
 CHECKS = ("accounting", "exact", "replay", "noise-scale", "noise-law", "distribution", "privacy")   # the claims below
 # default: the family-wise rate at which verify's exit status may be a false alarm for a conforming implementation
 # (issue 30's target; plausible 0.001-0.05). The deterministic checks (accounting, exact, replay) cannot false-alarm;
@@ -466,7 +469,7 @@ def check_privacy(suite: Suite, implementation: Callable, context: CheckContext)
         return np.stack([suite.observe(run) for run in runs])
     try:
         result = audit(sample, (first, second), claim, samples=AUDIT_SAMPLES[context.profile],
-                       confidence=context.audit_confidence, score=score,
+                       confidence=context.audit_confidence, score=score, futility=AUDIT_FUTILITY,
                        rng=task_seed_sequence(context.root_seed, f"verify/{suite.paper}/audit"))
     except ImplementationError as error:
         raise NothingToMeasure(str(error)) from error
