@@ -58,9 +58,12 @@ def test_ctrl_c_says_what_was_kept_and_exits_130(tmp_path):
     import time
 
     cache = tmp_path / "cache"
+    # the child gets Ctrl-C's default action, as from an interactive shell: a suite started as a background job
+    # (`pytest &` in a script) ignores SIGINT, and a child inherits that and would run to the end
     process = subprocess.Popen([sys.executable, "-m", "dpverify", "reproduce", "dpdo-nc", "--cache", str(cache),
                                 "--out", str(tmp_path / "out")],
-                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True)
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True,
+                               preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     deadline = time.monotonic() + 300
     while not list(cache.rglob("*.parquet")) and time.monotonic() < deadline and process.poll() is None:
         time.sleep(0.2)
