@@ -50,7 +50,9 @@ For one neighbouring pair (d0, d1) and a batched sampler `sample(dataset, n, rng
    adds a refutation (a stop is never a refutation), so the false-refutation rate is unchanged; it stops an audit
    that would have refuted only if an event that truly violates the claim looked harmless at a look: at most
    beta, so the power against such a mechanism falls by at most beta. An audit that does not stop tests the same
-   draws as without it. The lower bounds of a stopped audit are those of the samples tested so far.
+   draws as without it (a score whose last bits depend on how many samples it is computed on at once, such as a
+   fitted linear score, can move a sample that ties with the threshold). The lower bounds of a stopped audit are
+   those of the samples tested so far.
 7. Model-based (labelled, never used for the verdict): the Gaussian-DP parameter mu = |m1 - m0| / s of
    the score on the second part, assuming Gaussian scores with a common variance (Dong, Roth & Su
    2019, Def. 2.6), and rho = mu^2 / 2.
@@ -444,8 +446,7 @@ def _audit_pair(index, streams, score, first_part, second_part, chunk_size, clai
     thresholds = np.array([event["threshold"] for event in selected])
     k_upper = np.zeros((2, thresholds.size), dtype=np.int64)
     moments = [_Moments(), _Moments()]
-    looks = sorted({round(fraction * second_part) for fraction in FUTILITY_LOOKS} - {0, second_part}
-                   if futility_alpha is not None else ())
+    looks = [] if futility_alpha is None else sorted({round(f * second_part) for f in FUTILITY_LOOKS} - {0, second_part})
     futility = None if futility_alpha is None else {"looks": looks, "stopped_at": None, "upper_bounds": None}
     tested = 0
     for end in (*looks, second_part):

@@ -67,7 +67,8 @@ SCALE_HALF_WIDTH = np.log1p(SCALE_MARGIN) / 3
 DISTRIBUTION_MARGIN = 0.1
 AUDIT_SAMPLES = {"quick": 10_000, "paper": 100_000}  # default: runs per neighbouring setting for the privacy audit
 # default: the privacy audit stops its test once no tested event can refute the claim at this level (auditor.py,
-# step 6): it loses at most this much power and saves most of a correct implementation's test part
+# step 6): it loses at most this much power, and where the claim is loose (dpdo-nc's composed releases) it saves
+# most of a correct implementation's test part
 AUDIT_FUTILITY = 0.01
 CHECKS = ("accounting", "exact", "replay", "noise-scale", "noise-law", "distribution", "privacy")   # the claims below
 # default: the family-wise rate at which verify's exit status may be a false alarm for a conforming implementation
