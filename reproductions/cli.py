@@ -25,6 +25,7 @@ from tqdm.auto import tqdm
 from dpverify.algorithms.core.errors import DpverifyError
 from dpverify.reproductions.bench.timing import DEFAULT_REPEATS, MIN_REPEATS
 from dpverify.reproductions.data.datasets import DATA_ENV, availability
+from dpverify.reproductions.exit_status import EXIT_HARNESS_ERROR, EXIT_INTERRUPTED, EXIT_REFUTED, EXIT_USER_ERROR
 from dpverify.reproductions.inputs import directory_to_write, one_line, open_unit_interval, run_paths
 from dpverify.reproductions.run.allocator import settle_allocator
 from dpverify.reproductions.run.progress import Progress, clock
@@ -48,7 +49,6 @@ DEFAULT_CACHE = Path(".dpverify-cache")
 # seeds where the experiment is under 5 minutes of CPU; otherwise say it is one seed"): dp-recal's v0 Fig. 4 takes
 # about an hour of CPU in the paper profile, and its claims then say they rest on one seed
 DEFAULT_SEED_CPU_LIMIT = 300.0
-EXIT_HARNESS_ERROR, EXIT_USER_ERROR, EXIT_REFUTED = 1, 2, 3
 
 
 class Profile(StrEnum):
@@ -714,7 +714,6 @@ def compare(baseline: Annotated[Path, typer.Argument(help="an earlier report's s
     typer.echo(f"{len(differences)} difference(s): " + ", ".join(f"{kind}: {n}" for kind, n in kinds.items()))
 
 
-EXIT_INTERRUPTED = 130
 INTERRUPTED = ("interrupted: every finished task is in the cache (--cache); run the same command again to resume "
                "from there")
 

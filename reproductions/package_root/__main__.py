@@ -1,5 +1,5 @@
 """`python -m dpverify`: the same as the `dpverify` command."""
 
-from dpverify.reproductions.cli import main
+from dpverify.reproductions.launch import main
 
 main()
