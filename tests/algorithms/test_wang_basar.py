@@ -122,3 +122,26 @@ def test_iterations_in_blocks_of_replicas_compute_what_one_block_computes(monkey
     iterates_only = run(problem.local_gradients, initial, params, 7, np.random.default_rng(4), moments=False)
     np.testing.assert_array_equal(iterates_only.final, whole.final)
     assert iterates_only.mean.shape == (0, 5, 2) and iterates_only.consensus.shape == (0, 5)
+
+
+@pytest.mark.parametrize("low, high", [((-8.0,) * 64, (4.0,) * 64), ((-8.0,) * 63 + (-7.0,), (4.0,) * 64),
+                                       ((-8.0, -3.0), (4.0, 3.0))])
+def test_box_test_is_every_coordinate_inside(low, high):
+    """The extension is skipped only when every point lies in B: the cube's one reduction over all coordinates
+    decides as the per-coordinate test does, on the bounds, one step outside each face, and with a NaN."""
+    problem = Estimation(np.zeros((5, len(low))), np.eye(len(low)), low=low, high=high)
+    lows, highs = np.array(low), np.array(high)
+    rng = np.random.default_rng(0)
+    states = rng.uniform(lows, highs, size=(3, 5, len(low)))
+    cases = [states, np.broadcast_to(lows, states.shape), np.broadcast_to(highs, states.shape)]
+    for side, bound in ((-1, lows), (1, highs)):
+        for k in range(len(low)):
+            outside = states.copy()
+            outside[2, 4, k] = np.nextafter(bound[k], side * np.inf)
+            cases.append(outside)
+    with_nan = states.copy()
+    with_nan[1, 2, 0] = np.nan
+    cases.append(with_nan)
+    decided = [problem._inside_box(case) for case in cases]
+    assert decided == [bool(np.all((case >= lows) & (case <= highs))) for case in cases]
+    assert decided[:3] == [True, True, True] and not any(decided[3:])
