@@ -76,9 +76,9 @@ class Estimation:
         without temporaries, where projecting and differencing cost 16x more at (R, m, d) = (2, 50, 512), measured.
         Below BOX_TEST_BY_COLUMN_BELOW coordinates a column at a time: a reduction over the leading axes of a short
         last axis runs numpy's inner loop d elements long (6 against 133 us at (1000, 5, 2); 35 against 173 at d = 8)."""
+        if self._cube is not None:   # one reduction over everything: 4.7x faster than one per coordinate at d = 64
+            return bool(states.min() >= self._cube[0] and states.max() <= self._cube[1])
         low, high = self._box
-        if np.all(low == low[0]) and np.all(high == high[0]):   # a cube: one reduction over everything, 4.7x faster
-            return bool(states.min() >= low[0] and states.max() <= high[0])     # than one per coordinate at d = 64
         if states.shape[-1] < BOX_TEST_BY_COLUMN_BELOW:
             return all(states[..., k].min() >= low[k] and states[..., k].max() <= high[k]
                        for k in range(states.shape[-1]))
@@ -88,6 +88,12 @@ class Estimation:
     @cached_property
     def _box(self) -> tuple[np.ndarray, np.ndarray]:
         return np.array(self.low, dtype=float), np.array(self.high, dtype=float)
+
+    @cached_property
+    def _cube(self) -> tuple[float, float] | None:
+        """(low, high) when B is a cube (every lower bound equal, every upper bound equal), else None."""
+        low, high = self._box
+        return (float(low[0]), float(high[0])) if np.all(low == low[0]) and np.all(high == high[0]) else None
 
     @cached_property
     def _gradient_terms(self) -> tuple[np.ndarray, np.ndarray]:

@@ -213,7 +213,8 @@ class AuditResult:
         if futility and futility["stopped"]:
             pairs = futility["per_pair"]     # each pair's looks, where it stopped and its upper bounds there
             uppers = {name: max(pair["upper_bounds"][name] for pair in pairs) for name in pairs[0]["upper_bounds"]}
-            outcome += (f" (stopped for futility: no tested event can refute it, {_joined_upper_bounds(uppers)} "
+            joined = ", ".join(f"{name} <= {value:.3g}" for name, value in uppers.items())
+            outcome += (f" (stopped for futility: no tested event can refute it, {joined} "
                         f"at {100.0 * (1.0 - futility['beta']):g}%)")
         return "; ".join(parts) + f": {outcome}"
 
@@ -350,10 +351,10 @@ def audit(
     epsilon_lb = max(event["epsilon_lower_bound"] for event in events)
     rho_lb = max(event["rho_lower_bound"] for event in events)
     factor_lb = None if claim.tradeoff is None else max(event["tradeoff_factor_lower_bound"] for event in events)
-    refuted_by_epsilon = claim.epsilon is not None and epsilon_lb > claim.epsilon
-    refuted_by_rho = claim.rho is not None and rho_lb > claim.rho
-    refuted_by_tradeoff = factor_lb is not None and factor_lb > 1.0
-    refuted = bool(refuted_by_epsilon or refuted_by_rho or refuted_by_tradeoff)
+    exceeded = _exceeding(claim, {"eps": epsilon_lb, "rho": rho_lb, "leak factor": factor_lb})
+    refuted_by_epsilon, refuted_by_rho, refuted_by_tradeoff = ("eps" in exceeded, "rho" in exceeded,
+                                                               "leak factor" in exceeded)
+    refuted = bool(exceeded)
     if refuted_by_tradeoff or (claim.epsilon is None and claim.rho is None):
         strongest = max(events, key=lambda e: e["tradeoff_factor_lower_bound"])
     elif refuted_by_epsilon or (claim.epsilon is not None and not refuted):
@@ -459,7 +460,7 @@ def _audit_pair(index, streams, score, first_part, second_part, chunk_size, clai
         _record_counts(selected, k_upper, tested, index)
         if end < second_part:
             futility["upper_bounds"] = _upper_bounds(selected, claim, futility_alpha / len(looks))
-            if not _could_refute(futility["upper_bounds"], claim):
+            if not _exceeding(claim, futility["upper_bounds"]):
                 futility["stopped_at"] = tested
                 break
     gdp_mu = bounds.gdp_mu_estimate(moments[0].mean, moments[0].variance, moments[1].mean, moments[1].variance)
@@ -509,9 +510,12 @@ def _upper_bounds(selected: list[dict], claim: PrivacyClaim, alpha: float) -> di
     return result
 
 
-def _could_refute(upper_bounds: dict[str, float], claim: PrivacyClaim) -> bool:
-    claimed = {"eps": claim.epsilon, "rho": claim.rho, "leak factor": 1.0}
-    return any(value > claimed[name] for name, value in upper_bounds.items())
+def _exceeding(claim: PrivacyClaim, values: dict[str, float | None]) -> list[str]:
+    """Which of the claimed quantities `values` ("eps", "rho", "leak factor") exceed the claim (step 5's rule): eps
+    over its eps, rho over its rho, the leak factor over 1; quantities the claim does not state never do."""
+    claimed = {"eps": claim.epsilon, "rho": claim.rho, "leak factor": None if claim.tradeoff is None else 1.0}
+    return [name for name, value in values.items()
+            if claimed[name] is not None and value is not None and value > claimed[name]]
 
 
 def _select_events(candidates, upper_counts, search_part, second_part, claim, alpha, targets, events_per_pair) -> list[dict]:
@@ -794,10 +798,6 @@ def _children(generator: np.random.Generator, count: int) -> list[np.random.Gene
     except (TypeError, ValueError, AttributeError):
         seeds = generator.integers(0, 2**63 - 1, size=count)
         return [np.random.default_rng(int(seed)) for seed in seeds]
-
-
-def _joined_upper_bounds(uppers: dict[str, float]) -> str:
-    return ", ".join(f"{name} <= {value:.3g}" for name, value in uppers.items())
 
 
 def _two_numbers(value: float, claimed: float) -> tuple[str, str]:
