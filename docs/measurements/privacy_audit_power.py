@@ -10,19 +10,19 @@ from dpverify.reproductions.verify.command import verify  # noqa: E402
 from tests.reproductions.planting import planted  # noqa: E402
 
 LAPLACE = "q = [x[i] + rng.laplace(0.0, sigma, size=d) if sigma > 0 else x[i].copy() for i in range(n)]"
-DPDO_SIGMA, ZCDP_SIGMA, WB_STD = ("sigma = 2.0 * np.sqrt(d) * alpha", "sigmas[k] = sensitivity / np.sqrt(2.0 * phi)",
+DPDO_SIGMA, ZCDP_SIGMA, WB_STD = ("sigma = 2.0 * np.sqrt(d) * alpha", "sigmas = sensitivity / np.sqrt(2.0 * phi)",
                                   "std = np.sqrt(setting.sigma_var)")
 REUSED = {
     "dpdo-nc": (LAPLACE, "base = base if t > 1 else [rng.laplace(0.0, 1.0, size=d) for i in range(n)]\n"
                          "        q = [x[i] + sigma * base[i] for i in range(n)]"),
-    "zcdp-nfl": ("noise = sigmas[k] * rng.standard_normal(d)", "base = base if n > 1 or k > 0 else {}\n"
-                 "            base.setdefault(k, rng.standard_normal(d))\n            noise = sigmas[k] * base[k]"),
+    "zcdp-nfl": ("noise = sigmas * rng.standard_normal((K, d))", "base = base if n > 1 else rng.standard_normal((K, d))\n"
+                 "        noise = sigmas * base"),
     "wang-basar": ("noise = rng.normal(0.0, std, size=d)", "base = base if k > 1 or j > 0 else {}\n"
                    "            base.setdefault(j, rng.normal(0.0, std, size=d))\n            noise = base[j]"),
 }
 CLEAR = {
     "dpdo-nc": (LAPLACE, "q = [x[i] + (rng.laplace(0.0, sigma, size=d) if t == 1 else 0.0) for i in range(n)]"),
-    "zcdp-nfl": ("sent[k] = new_w[k] + noise", "sent[k] = new_w[k] + noise * (n == 1)"),
+    "zcdp-nfl": ("sent = new_w + noise", "sent = new_w + noise * (n == 1)"),
     "wang-basar": ("noise = rng.normal(0.0, std, size=d)", "noise = rng.normal(0.0, std, size=d) * (k == 1)"),
 }
 SCALE = {"dpdo-nc": DPDO_SIGMA, "zcdp-nfl": ZCDP_SIGMA, "wang-basar": WB_STD}

@@ -1,4 +1,4 @@
-"""`dpverify bench`: how long `dpverify verify` takes per paper on the per-agent-loop example of
+"""`dpverify bench`: how long `dpverify verify` takes per paper on the example of
 `examples/<room>/` (issue 13's budget: 3 minutes per paper, quick profile, 2 cores). Outside a checkout
 there are no examples, and the reference implementation is timed instead (said in the line)."""
 
@@ -13,17 +13,17 @@ from dpverify.reproductions.data.datasets import PROJECT_ROOT
 from dpverify.reproductions.verify.command import verify
 from dpverify.theory.papers import room_module, room_of
 
-BUDGET_SECONDS = 180.0        # issue 13: verify of a per-agent-loop implementation within 3 minutes per paper on 2 cores
+BUDGET_SECONDS = 180.0        # issue 13: verify of an example implementation within 3 minutes per paper on 2 cores
 CONFORMANCE_BUDGET = 15.0     # issue 30: the conformance verdict (every check, no claim) within 15 s per paper
 WARM_BUDGET = 60.0            # issue 30: the default run (checks and default claims) within 60 s on a warm cache
 
 
 def implementation_of(paper: str) -> tuple[str, str]:
-    """(spec, what it is): the paper's per-agent-loop example when the checkout has it, else our reference."""
+    """(spec, what it is): the paper's example when the checkout has it, else our reference."""
     room = room_of(paper)
     example = PROJECT_ROOT / "examples" / room / f"my_{room}.py"
     if example.is_file():
-        return f"{example}:run", "per-agent-loop example"
+        return f"{example}:run", "example"
     return f"dpverify.algorithms.{room}.contract:REFERENCE", "reference (no example outside a checkout)"
 
 

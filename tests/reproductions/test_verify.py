@@ -226,14 +226,14 @@ def test_the_benchmark_times_verify_on_the_examples(monkeypatch):
     # the conformance checks only, three times: the line and the budget verdicts are what is tested, not minutes of claims
     monkeypatch.setattr(bench_verify, "verify", functools.partial(bench_verify.verify, claims=False))
 
-    assert implementation_of("dp-recal") == (f"{REPO}/examples/dp_recal/my_dp_recal.py:run", "per-agent-loop example")
+    assert implementation_of("dp-recal") == (f"{REPO}/examples/dp_recal/my_dp_recal.py:run", "example")
     lines = []
     seconds = run_verify_benchmarks(["dp-recal"], echo=lines.append)["dp-recal"]
     assert set(seconds) == {"conformance", "cold", "warm"} and min(seconds.values()) > 0 and len(lines) == 1
 
     def met(name, budget):
         return f"{seconds[name]:.1f} s (budget {budget:g} s: {'met' if seconds[name] <= budget else 'NOT met'})"
-    assert lines[0] == (f"verify dp-recal on the per-agent-loop example: conformance {met('conformance', CONFORMANCE_BUDGET)}; "
+    assert lines[0] == (f"verify dp-recal on the example: conformance {met('conformance', CONFORMANCE_BUDGET)}; "
                         f"with the default claims {met('cold', BUDGET_SECONDS)} cold, {met('warm', WARM_BUDGET)} warm; "
                         "conforms")
 

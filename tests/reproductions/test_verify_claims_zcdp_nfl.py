@@ -41,7 +41,7 @@ FIGURE_CLAIMS = [f"zcdp-nfl/{c}" for c in ("figure-1-admm-beats-subgradient", "f
 # the per-sample subgradients summed instead of averaged (the 1/M_k of eq. (1) forgotten): the steps are M_k = 50
 # times too large, the noise is still calibrated with M_k (accounting confirms), and on LAD the iterates no longer
 # settle: at eps = 10 zCDP-NFL ends far worse than the subgradient baseline
-SUM_NOT_MEAN = ("gradients.sum(axis=0) / samples[k]", "gradients.sum(axis=0)")
+SUM_NOT_MEAN = ("gradients.sum(axis=1) / samples", "gradients.sum(axis=1)")
 
 
 def test_the_example_agrees_with_the_reference_on_the_figure_2_claims():
@@ -137,8 +137,8 @@ ALGORITHM_CHECKS = ("numerics.check_assumption_1", "numerics.check_ledger_matche
                     "bounds.check_theorem_2", "numerics.check_theorem_3", "numerics.check_theorem_4")
 # the bug of docs/verify.md's exact-check list: Lemma I's sensitivity (11) with eta^(n+1) instead of eta^(n), so every
 # reported sigma_k(n) is off (the update itself is right)
-NEXT_STEP_SENSITIVITY = ("(2.0 * rho * degrees[k] + 1.0 / eta))",
-                         "(2.0 * rho * degrees[k] + (n + 1) ** setting.eta_power / setting.eta0))")
+NEXT_STEP_SENSITIVITY = ("(2.0 * rho * degrees + 1.0 / eta))",
+                         "(2.0 * rho * degrees + (n + 1) ** setting.eta_power / setting.eta0))")
 
 
 def _small(monkeypatch) -> dict:
@@ -215,8 +215,8 @@ def test_noise_30_times_the_calibration_refutes_theorem_3_on_the_implementations
     (reported scales unchanged, so the ledger cannot see it) stays orders of magnitude above it: refuted. About 6 s."""
     parameters = _small(monkeypatch)
     monkeypatch.setattr(numerics, "LONG_RUN_SIZES", {"quick": (2, 150)})
-    loud = planted(EXAMPLE, tmp_path, "noise = sigmas[k] * rng.standard_normal(d)",
-                   "noise = 30 * sigmas[k] * rng.standard_normal(d)")
+    loud = planted(EXAMPLE, tmp_path, "noise = sigmas * rng.standard_normal((K, d))",
+                   "noise = 30 * sigmas * rng.standard_normal((K, d))")
     (check,) = next(c for c in get_paper("zcdp-nfl").claims if c.id == "zcdp-nfl/theorem-3").checks
     ours, theirs = (check.execute(CheckContext(parameters=parameters, implementation=implementation_value(spec)))
                     for spec in (contract.REFERENCE, f"{loud}:run"))

@@ -30,10 +30,10 @@ EXAMPLE = REPO / "examples" / "zcdp_nfl" / "my_zcdp_nfl.py"
 CLAIMS = ("subgradient-14", "representation-16", "representation-17", "lemma-1")
 # the per-sample subgradients summed instead of averaged (the 1/M_k of eq. (1) forgotten): client k's update moves
 # M_k = 50 times further than Lemma I's bound allows, while the noise is still calibrated with M_k
-SUM_NOT_MEAN = ("gradients.sum(axis=0) / samples[k]", "gradients.sum(axis=0)")
+SUM_NOT_MEAN = ("gradients.sum(axis=1) / samples", "gradients.sum(axis=1)")
 # (7) linearized around the neighbours' un-noised previous states instead of their broadcasts (docs/verify.md's bug
 # that only the exact check sees)
-UNNOISED_MIX = ("neighbour_sum = sum(sent[l] for l in neighbors[k])", "neighbour_sum = sum(w[l] for l in neighbors[k])")
+UNNOISED_MIX = ("neighbour_sum = adjacency @ sent", "neighbour_sum = adjacency @ w")
 
 
 def _checks() -> dict[str, object]:

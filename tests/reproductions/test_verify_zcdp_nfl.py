@@ -1,4 +1,4 @@
-"""`dpverify verify` on zCDP-NFL: the per-client-loop example and our reference conform; seven realistic bugs
+"""`dpverify verify` on zCDP-NFL: the example and our reference conform; seven realistic bugs
 planted into copies of the example are each flagged by the checks that should see them; bugs in the update (7)/(9)
 are refuted by the replay with the implementation's own noise, where the exact check cannot run; the correct
 example's false-alarm rate over 20 seeds is within the stated level.
@@ -34,23 +34,23 @@ LAST_LINE = f"{EXAMPLE}:run conforms to zcdp-nfl: no check found a deviation (in
 # (bug, text in the example, planted text, the checks that must refute it). Each bug runs only the checks named.
 BUGS = [
     ("noise scale off by a factor (the variance used as the standard deviation)",
-     "sigmas[k] = sensitivity / np.sqrt(2.0 * phi)", "sigmas[k] = sensitivity ** 2 / (2.0 * phi)",
+     "sigmas = sensitivity / np.sqrt(2.0 * phi)", "sigmas = sensitivity ** 2 / (2.0 * phi)",
      {"accounting", "exact", "noise-scale"}),
     ("sensitivity computed with the next iteration's step eta^(n+1)",
-     "sensitivity = 2.0 * setting.c1 / (samples[k] * (2.0 * rho * degrees[k] + 1.0 / eta))",
-     "sensitivity = 2.0 * setting.c1 / (samples[k] * (2.0 * rho * degrees[k] + (n + 1) ** setting.eta_power / setting.eta0))",
+     "sensitivity = 2.0 * setting.c1 / (samples * (2.0 * rho * degrees + 1.0 / eta))",
+     "sensitivity = 2.0 * setting.c1 / (samples * (2.0 * rho * degrees + (n + 1) ** setting.eta_power / setting.eta0))",
      {"accounting", "exact"}),
     ("noise drawn but the neighbours' un-noised values mixed into (7)",
-     "neighbour_sum = sum(sent[l] for l in neighbors[k])", "neighbour_sum = sum(w[l] for l in neighbors[k])",
+     "neighbour_sum = adjacency @ sent", "neighbour_sum = adjacency @ w",
      {"exact"}),
-    ("noise drawn but the un-noised value sent", "sent[k] = new_w[k] + noise", "sent[k] = new_w[k]",
+    ("noise drawn but the un-noised value sent", "sent = new_w + noise", "sent = new_w",
      {"exact", "noise-scale"}),
     ("per-sample clipping to c1 skipped", "gradients = clipped(gradients, setting.c1)", "pass",
      {"exact", "distribution"}),
     ("step size off by one iteration", "eta = setting.eta0 * n ** (-setting.eta_power)",
      "eta = setting.eta0 * (n + 1) ** (-setting.eta_power)", {"accounting", "exact"}),
     ("wrong mixing weights (own broadcast weighted 1 instead of |N_k| in (7))",
-     "rho * (degrees[k] * x + neighbour_sum)", "rho * (x + neighbour_sum)", {"exact"}),
+     "rho * (degrees * x + neighbour_sum)", "rho * (x + neighbour_sum)", {"exact"}),
     # issue 30 item 7: the setting states the total budget (epsilon, delta) over T; the example converts and splits it
     ("the whole budget spent at every iteration (a max instead of a sum over the T releases)",
      "return rho / sum(setting.tau ** (-(n - 1)) for n in range(1, setting.horizon + 1))", "return rho",
@@ -63,15 +63,14 @@ PLANTED = {bug: (original, replacement) for bug, original, replacement, _ in BUG
 # (bug, text in the example, planted text): bugs in the update, each refuted by `replay` alone with the
 # implementation's own noise (noise="own"): the state it reports is not (7) of the broadcasts it received.
 UPDATE_BUGS = [
-    ("the dual's sign flipped in (7)", "- gamma[k] - g", "+ gamma[k] - g"),
+    ("the dual's sign flipped in (7)", "- gamma - g", "+ gamma - g"),
     ("rho |N_k| instead of 2 rho |N_k| in the denominator of (7)",
-     "new_w.append(numerator / (1.0 / eta + 2.0 * rho * degrees[k]))",
-     "new_w.append(numerator / (1.0 / eta + rho * degrees[k]))"),
-    ("the sum of the per-sample subgradients instead of their mean", "g = gradients.sum(axis=0) / samples[k]",
-     "g = gradients.sum(axis=0)"),
+     "new_w = numerator / (1.0 / eta + 2.0 * rho * degrees)", "new_w = numerator / (1.0 / eta + rho * degrees)"),
+    ("the sum of the per-sample subgradients instead of their mean", "g = gradients.sum(axis=1) / samples",
+     "g = gradients.sum(axis=1)"),
     ("the dual (9) updated from the un-noised states instead of the received broadcasts",
-     "gamma[k] = gamma[k] + rho * sum(sent[k] - sent[l] for l in neighbors[k])",
-     "gamma[k] = gamma[k] + rho * sum(new_w[k] - new_w[l] for l in neighbors[k])"),
+     "gamma = gamma + rho * (degrees * sent - adjacency @ sent)",
+     "gamma = gamma + rho * (degrees * new_w - adjacency @ new_w)"),
 ] + [(bug, *PLANTED[bug]) for bug in (
     "step size off by one iteration", "noise drawn but the neighbours' un-noised values mixed into (7)",
     "per-sample clipping to c1 skipped", "wrong mixing weights (own broadcast weighted 1 instead of |N_k| in (7))")]
@@ -187,7 +186,7 @@ def test_the_audit_of_the_whole_run_alone_refutes_noise_two_times_too_small(tmp_
     """Issue 30 item 3: the privacy check alone, --noise own, observing every broadcast of the 10 iterations, refutes
     noise 2x too small (leak factor about 1.5 at the default root seed, 99.75%; it read 0.80 when the score estimated the mean
     difference from the implementation's own runs: docs/verify.md, "The privacy audit")."""
-    scale = "sigmas[k] = sensitivity / np.sqrt(2.0 * phi)"
+    scale = "sigmas = sensitivity / np.sqrt(2.0 * phi)"
     result = verify("zcdp-nfl", f"{planted(EXAMPLE, tmp_path, scale, scale + ' / 2')}:run", checks=("privacy",),
                     noise="own", claims=False)
     assert result.verdicts["privacy"] == Verdict.REFUTED and result.exit_status == EXIT_NONCONFORMING, result.lines()
@@ -199,9 +198,8 @@ def test_the_audit_of_the_whole_run_alone_refutes_noise_reused_across_iterations
     (leak factor 0 with the discriminant); the noise the messages imply under the other neighbour changes from
     iteration to iteration (Lemma I's step and varphi^(n) weigh the difference differently), under the true one it
     repeats, and the fit part chooses that score: leak factor 23.1 at the default root seed (docs/verify.md)."""
-    reused = ("base = base if n > 1 or k > 0 else {}\n"
-              "            base.setdefault(k, rng.standard_normal(d))\n            noise = sigmas[k] * base[k]")
-    result = verify("zcdp-nfl", f"{planted(EXAMPLE, tmp_path, 'noise = sigmas[k] * rng.standard_normal(d)', reused)}:run",
+    reused = "base = base if n > 1 else rng.standard_normal((K, d))\n        noise = sigmas * base"
+    result = verify("zcdp-nfl", f"{planted(EXAMPLE, tmp_path, 'noise = sigmas * rng.standard_normal((K, d))', reused)}:run",
                     checks=("privacy",), noise="own", claims=False)
     assert result.verdicts["privacy"] == Verdict.REFUTED and result.exit_status == EXIT_NONCONFORMING, result.lines()
     line = next(line for line in result.lines() if line.startswith("zcdp-nfl/conformance-privacy"))
