@@ -157,8 +157,13 @@ class Isolated:
         return team
 
     def close(self) -> None:
+        """End this runner's worker and its team's."""
         for other in getattr(self, "_others", ()):
             other.close()
+        self._end()
+
+    def _end(self) -> None:
+        """End this runner's own worker only."""
         if self._process is not None:
             if self._process.is_alive():
                 self._process.kill()
@@ -174,8 +179,10 @@ class Isolated:
             pass
 
     def _fail(self, message: str) -> ImplementationFailed:
+        """Its worker ended, and the failure recorded. Only its own worker: the team's others may be in the middle
+        of a batch (_shared), which they finish; killing them there would record their death as a second failure."""
         self.failures.append(message)
-        self.close()
+        self._end()
         return ImplementationFailed(message)
 
     def _answer(self, timeout: float, during: str):
