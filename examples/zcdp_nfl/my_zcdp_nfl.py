@@ -28,7 +28,6 @@ def first_budget(setting):
     return rho / sum(setting.tau ** (-(n - 1)) for n in range(1, setting.horizon + 1))
 
 
-
 def run(setting, rng):
     K, d, rho = setting.num_agents, setting.dim, setting.rho
     adjacency = setting.adjacency                    # (K, K), 0/1
