@@ -4,19 +4,19 @@ exact (deterministic: the examples conform on the tape, test_verify*.py; tape mo
 the rate of both modes). Pooled over the four papers, 400 runs: the test fails when the exit-3 count reaches the
 smallest k with P(>= k | 1%) <= 1% (k = 10), which a 5% rate reaches with probability 0.996 (both computed below).
 
-Opt-in (DPVERIFY_MEASURE=1): about 75 minutes of both cores (4.6-30 minutes a paper), more than CI's whole budget, so
+Opt-in (DPVERIFY_MEASURE=1): about 75 minutes of both cores (7.9-30 minutes a paper), more than CI's whole budget, so
 the suite reports it skipped. `docs/measurements/verify_false_alarms.py` prints the same measurement per paper."""
 
 import os
-from pathlib import Path
 
 import joblib
 import pytest
 from scipy.stats import binom
 
+from dpverify.reproductions.bench.verify import implementation_of
+from dpverify.theory.claims import Verdict
 from dpverify.theory.verify.conformance import VERIFY_LEVEL
 
-REPO = Path(__file__).resolve().parents[2]
 PAPERS = ("dp-recal", "wang-basar", "zcdp-nfl", "dpdo-nc")
 SEEDS = range(20240221, 20240321)
 CHECKS = ("accounting", "replay", "noise-scale", "noise-law", "distribution", "privacy")
@@ -27,9 +27,8 @@ def exit_status_of(paper: str, seed: int) -> tuple[int, int, list[str]]:
     """(seed, exit status, the checks that refuted) of verify on the paper's correct example."""
     from dpverify.reproductions.verify.command import verify
 
-    room = paper.replace("-", "_")
-    result = verify(paper, f"{REPO}/examples/{room}/my_{room}.py:run", seed=seed, noise="own", checks=CHECKS, claims=False)
-    return seed, result.exit_status, sorted(k for k, v in result.verdicts.items() if v == "refuted")
+    result = verify(paper, implementation_of(paper)[0], seed=seed, noise="own", checks=CHECKS, claims=False)
+    return seed, result.exit_status, sorted(k for k, v in result.verdicts.items() if v == Verdict.REFUTED)
 
 
 def alarm_threshold(runs: int) -> int:
