@@ -245,3 +245,18 @@ def test_few_rows_product_is_the_matrix_product_with_each_rows_own_bits(count):
         assert np.array_equal(product, alone)
     else:
         assert np.array_equal(product, rows @ block)
+
+
+@pytest.mark.parametrize("count", [1, 2, 3, 4, 7])
+def test_sparse_product_has_the_bits_of_scipys_product(count):
+    """Up to FEW_SPARSE_ROWS rows are multiplied by a CSR matrix one at a time, the others at once: either way the bits
+    of scipy's product of all rows (each entry adds the same products in the same order)."""
+    import scipy.sparse as sp
+
+    from dpverify.algorithms.dp_recal.composite import _sparse_product
+
+    rng = np.random.default_rng(count)
+    matrix = sp.csr_array(rng.uniform(0, 1, (300, 50)) * (rng.random((300, 50)) < 0.2))
+    rows = rng.normal(size=(count, 50))
+    assert np.array_equal(_sparse_product(matrix, rows), (matrix @ rows.T).T)
+    np.testing.assert_allclose(_sparse_product(matrix, rows), rows @ matrix.toarray().T, rtol=1e-13, atol=1e-13)

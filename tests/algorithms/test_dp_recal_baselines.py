@@ -315,3 +315,75 @@ def test_which_solver_the_subproblem_uses():
     assert dp_common.uses_quadratic_model(lasso, shape(6248, 22), 1.0)
     assert not dp_common.uses_quadratic_model(lasso, shape(600, 22), None)
     assert "backtracked" in dp_common.subproblem_description(ridge_only, shape(1583, 784), 19.0)
+
+
+def _scripted(moves: np.ndarray, scale: float):
+    """runs[g]() of `_in_turn_with_batch_stop` for one row whose t-th step moves by moves[t] (signs alternating) from
+    `scale`: a fresh generator per call, as a deterministic solver's steps are."""
+    def run():
+        x = np.array([[scale, -scale]])
+        for t, move in enumerate(moves):
+            x = x + (-1) ** t * move
+            yield x
+    return run
+
+
+def test_agents_in_turn_stop_where_the_whole_batch_stops(monkeypatch):
+    """CSR blocks are solved one agent at a time but must stop at the batch's step: the first at which no row of any
+    agent moves more than the tolerance at the largest |x| of the batch. Over 300 scripted batches (moves that decay,
+    bounce back after settling, or never settle; tolerances set by the noise or by |x|), each group's result is, bit
+    for bit, its rows of `_until_settled` on all groups' steps stacked; and every path of the in-turn solver is taken:
+    the batch stopping before some group's own stop (that group is run again), after every group's own stop, and at
+    SUBPROBLEM_MAX_STEPS."""
+    cap = 40
+    monkeypatch.setattr(dp_common, "SUBPROBLEM_MAX_STEPS", cap)
+    rng = np.random.default_rng(11)
+    taken = {"run again": 0, "past every own stop": 0, "at the cap": 0}
+    for _ in range(300):
+        noise_std = float(rng.choice([0.0, 1e-6, 1e-3]))
+        scales = 10.0 ** rng.uniform(-2, 14, int(rng.integers(1, 5)))
+        runs, calls = [], []
+        for scale in scales:
+            moves = 10.0 ** rng.uniform(-3, 3, 60) * 0.5 ** np.arange(60.0)
+            if rng.random() < 0.3:
+                moves[rng.integers(1, 20):] *= 1e6                   # bounces back after settling
+            if rng.random() < 0.1:
+                moves = np.full(60, 1.0)                              # never settles
+            runs.append(lambda run=_scripted(moves, scale): calls.append(1) or run())
+        starts = [np.array([[s, -s]]) for s in scales]
+        got = np.concatenate(dp_common._in_turn_with_batch_stop(runs, starts, noise_std))
+        taken["run again"] += len(calls) > len(runs)
+        steps = [np.stack(list(run())) for run in runs]              # (60, 1, 2) per group
+        stacked = np.concatenate(steps, axis=1)
+        expected = dp_common._until_settled(iter(stacked), np.concatenate(starts), noise_std)
+        assert np.array_equal(got, expected)
+        stop = next(t for t in range(cap) if np.array_equal(stacked[t], expected))
+        own = [next((t for t in range(cap) if dp_common._settled(s[t], s[t - 1] if t else start, noise_std)), cap)
+               for s, start in zip(steps, starts)]
+        taken["past every own stop"] += stop > max(own)
+        taken["at the cap"] += stop == cap - 1
+    assert all(count > 0 for count in taken.values()), taken
+
+
+@pytest.mark.parametrize("noise_std", [0.0, 1e-4])
+def test_csr_blocks_solved_in_turn_give_the_batch_solution_bit_for_bit(noise_std, monkeypatch):
+    """The exact ADMM argmin on CSR blocks (clipping binding, l1 on): each agent's rows in turn
+    (`_backtracking_proximal_gradient`) give the bits of the proximal-gradient steps on all rows at once, stopped by
+    the batch's rule; agents with 1, 2, 3 and 5 rows take both kinds of sparse product."""
+    from dpverify.algorithms.dp_recal import composite
+
+    monkeypatch.setattr(composite, "SPARSE_MIN_ENTRIES", 0)
+    rng = np.random.default_rng(12)
+    features = rng.uniform(0, 1, (4, 120, 30)) * (rng.random((4, 120, 30)) < 0.2)
+    data = LocalData(features, rng.choice([-1.0, 1.0], (4, 120)))
+    problem, clip = CompositeProblem("linear", lasso=0.05), 0.3
+    engine = dp_common.ActiveGradients(problem, data, clip, method="samples")
+    agents = np.array([2, 0, 1, 1, 3, 3, 2, 3, 3, 3, 1])
+    assert engine.reads_csr(np.unique(agents))
+    start, linear = rng.standard_normal((11, 30)), rng.standard_normal((11, 30))
+    curvature = rng.uniform(0.5, 2.0, 11)
+    in_turn = dp_common._backtracking_proximal_gradient(problem, engine, linear, curvature, start, agents, noise_std)
+    together = dp_common._until_settled(dp_common._proximal_gradient_steps(problem, engine, linear, curvature, start,
+                                                                          agents), start, noise_std)
+    assert np.array_equal(in_turn, together)
+    assert not np.array_equal(in_turn, start)
