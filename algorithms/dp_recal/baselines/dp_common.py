@@ -19,6 +19,8 @@ Privacy convention (spec §6 default, recorded in every run's settings):
 
 from __future__ import annotations
 
+from itertools import islice
+
 import numpy as np
 
 from dpverify.algorithms.core.errors import InvalidDataError, InvalidParameterError
@@ -296,17 +298,9 @@ def _in_turn_with_batch_stop(runs, starts: list, noise_std: float) -> list:
             advance(group, horizon)
         stop = horizon - 1 if batch_settled(horizon - 1) else None
     stop = horizon - 1 if stop is None else stop
-    result = []
-    for group, run in enumerate(runs):
-        if len(moves[group]) > stop + 1:                 # ran past the batch's stop: its iterate there, again
-            x = starts[group]
-            again = run()
-            for _ in range(stop + 1):
-                x = next(again)
-            result.append(x)
-        else:
-            result.append(current[group])
-    return result
+    # a group that ran past the batch's stop: its iterate there, computed again
+    return [next(islice(run(), stop, None)) if len(moves[group]) > stop + 1 else current[group]
+            for group, run in enumerate(runs)]
 
 
 def _proximal_gradient_steps(problem, engine, linear, curvature, start, agents):
